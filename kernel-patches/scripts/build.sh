@@ -1,0 +1,97 @@
+#!/bin/bash
+# Build a bzImage for the pristine tree (--base) or the patched tree,
+# out of tree, and cache it by content hash outside the clone:
+#   $KCACHE/images/<kind>-<hash>/bzImage
+# where the hash covers the source version, the config fragment and (for
+# the patched kind) the series.  Prints the path of the cached bzImage.
+#
+#   build.sh [--base] [--check-each]
+#     --check-each  compile the objects each patch touches after each patch
+set -euo pipefail
+. "$(dirname "$0")/lib.sh"
+
+kind=patched
+check_each=0
+for a in "$@"; do
+	case "$a" in
+	--base) kind=base ;;
+	--check-each) check_each=1 ;;
+	*) die "unknown argument $a" ;;
+	esac
+done
+
+ver=$(kernel_version)
+if [ "$kind" = base ]; then
+	hash=$(printf '%s\n%s\n' "$ver" "$(config_hash)" | sha256sum | cut -c1-16)
+else
+	hash=$(printf '%s\n%s\n' "$(series_hash "$ver")" "$(config_hash)" | sha256sum | cut -c1-16)
+fi
+img="$KCACHE/images/$kind-$hash"
+out="$KCACHE/build-$ver-$kind"
+
+configure() {
+	local tree=$1
+	mkdir -p "$out"
+	if [ ! -f "$out/.config" ] || ! cmp -s "$out/.fragment" "$KP_DIR/config/topotune-qemu.config"; then
+		nice make -s -C "$tree" O="$out" ARCH=x86_64 tinyconfig >&2
+		"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
+			"$KP_DIR/config/topotune-qemu.config" >&2
+		nice make -s -C "$tree" O="$out" ARCH=x86_64 olddefconfig >&2
+		cp "$KP_DIR/config/topotune-qemu.config" "$out/.fragment"
+		local missing
+		missing=$(grep -E '^CONFIG_[A-Z0-9_]+=y' "$KP_DIR/config/topotune-qemu.config" |
+			while read -r l; do grep -qxF "$l" "$out/.config" || echo "${l%%=*}"; done)
+		[ -z "$missing" ] || log "note: not set in final config: $(echo $missing)"
+	fi
+}
+
+# Objects a patch touches: each changed .c file's .o.  Headers and docs
+# are covered by compiling kernel/sched/ and arch/x86/kernel/ wholesale.
+objects_of() {
+	local tree=$1 rev=$2
+	git -C "$tree" diff --name-only "$rev^" "$rev" |
+		awk '/\.c$/ { sub(/\.c$/, ".o"); print }'
+}
+
+if [ "$check_each" = 1 ] && [ "$kind" = patched ]; then
+	stamp="$KCACHE/percommit-ok-$hash"
+	if [ -f "$stamp" ]; then
+		log "per-patch compile check cached ($stamp)"
+	else
+		tree=$("$KP_DIR/scripts/apply.sh")
+		configure "$tree"
+		for rev in $(git -C "$tree" rev-list --reverse base..topotune); do
+			subj=$(git -C "$tree" log -1 --format=%s "$rev")
+			git -C "$tree" checkout -q "$rev"
+			objs=$(objects_of "$tree" "$rev" | tr '\n' ' ')
+			log "compile check: $subj: $objs kernel/sched/ arch/x86/kernel/smpboot.o"
+			nice make -s -C "$tree" O="$out" ARCH=x86_64 -j"$JOBS" \
+				$objs kernel/sched/ arch/x86/kernel/smpboot.o >&2 ||
+				die "patch does not build on its own: $subj"
+		done
+		git -C "$tree" checkout -q topotune
+		touch "$stamp"
+	fi
+fi
+
+if [ -f "$img/bzImage" ]; then
+	log "cached $kind image $img/bzImage"
+	echo "$img/bzImage"
+	exit 0
+fi
+
+if [ "$kind" = base ]; then
+	tree=$("$KP_DIR/scripts/apply.sh" --base)
+else
+	tree=$("$KP_DIR/scripts/apply.sh")
+fi
+configure "$tree"
+log "building $kind bzImage for $ver in $out"
+start=$(date +%s)
+nice make -s -C "$tree" O="$out" ARCH=x86_64 -j"$JOBS" bzImage >&2
+mkdir -p "$img"
+cp "$out/arch/x86/boot/bzImage" "$img/bzImage.tmp"
+cp "$out/.config" "$img/config"
+mv "$img/bzImage.tmp" "$img/bzImage"
+log "built $kind in $(( $(date +%s) - start ))s"
+echo "$img/bzImage"
