@@ -1,0 +1,361 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* CPU sets: storage, set algebra, kernel cpulist/cpumask parse and format. */
+#include <ctype.h>
+
+#include "cpuset.h"
+#include "macro.h"
+#include "strutil.h"
+
+void cpuset_done(CpuSet *s)
+{
+	free(s->bits);
+	*s = (CpuSet) {};
+}
+
+static int cpuset_grow(CpuSet *s, size_t n_words)
+{
+	uint64_t *b;
+
+	if (n_words <= s->n_words)
+		return 0;
+	b = realloc(s->bits, n_words * sizeof(uint64_t));
+	if (!b)
+		return -ENOMEM;
+	memset(b + s->n_words, 0, (n_words - s->n_words) * sizeof(uint64_t));
+	s->bits = b;
+	s->n_words = n_words;
+	return 0;
+}
+
+int cpuset_add(CpuSet *s, unsigned cpu)
+{
+	int r;
+
+	if (cpu >= CPUSET_MAX_CPUS)
+		return -ERANGE;
+	r = cpuset_grow(s, cpu / 64 + 1);
+	if (r < 0)
+		return r;
+	s->bits[cpu / 64] |= UINT64_C(1) << (cpu % 64);
+	return 0;
+}
+
+int cpuset_add_range(CpuSet *s, unsigned first, unsigned last)
+{
+	int r;
+
+	if (first > last)
+		return -EINVAL;
+	if (last >= CPUSET_MAX_CPUS)
+		return -ERANGE;
+	r = cpuset_grow(s, last / 64 + 1);
+	if (r < 0)
+		return r;
+	for (unsigned c = first; c <= last; c++)
+		s->bits[c / 64] |= UINT64_C(1) << (c % 64);
+	return 0;
+}
+
+void cpuset_remove(CpuSet *s, unsigned cpu)
+{
+	if (cpu / 64 < s->n_words)
+		s->bits[cpu / 64] &= ~(UINT64_C(1) << (cpu % 64));
+}
+
+bool cpuset_contains(const CpuSet *s, unsigned cpu)
+{
+	return cpu / 64 < s->n_words && (s->bits[cpu / 64] >> (cpu % 64)) & 1;
+}
+
+unsigned cpuset_count(const CpuSet *s)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < s->n_words; i++)
+		n += (unsigned)__builtin_popcountll(s->bits[i]);
+	return n;
+}
+
+bool cpuset_is_empty(const CpuSet *s)
+{
+	for (size_t i = 0; i < s->n_words; i++)
+		if (s->bits[i])
+			return false;
+	return true;
+}
+
+static uint64_t word(const CpuSet *s, size_t i)
+{
+	return i < s->n_words ? s->bits[i] : 0;
+}
+
+bool cpuset_equal(const CpuSet *a, const CpuSet *b)
+{
+	size_t n = MAX(a->n_words, b->n_words);
+
+	for (size_t i = 0; i < n; i++)
+		if (word(a, i) != word(b, i))
+			return false;
+	return true;
+}
+
+int cpuset_compare(const CpuSet *a, const CpuSet *b)
+{
+	int fa = cpuset_first(a), fb = cpuset_first(b);
+
+	if (fa != fb)
+		return fa < fb ? -1 : 1;
+	for (size_t i = 0, n = MAX(a->n_words, b->n_words); i < n; i++)
+		if (word(a, i) != word(b, i))
+			return word(a, i) < word(b, i) ? -1 : 1;
+	return 0;
+}
+
+bool cpuset_is_subset(const CpuSet *sub, const CpuSet *super)
+{
+	for (size_t i = 0; i < sub->n_words; i++)
+		if (sub->bits[i] & ~word(super, i))
+			return false;
+	return true;
+}
+
+bool cpuset_intersects(const CpuSet *a, const CpuSet *b)
+{
+	size_t n = MIN(a->n_words, b->n_words);
+
+	for (size_t i = 0; i < n; i++)
+		if (a->bits[i] & b->bits[i])
+			return true;
+	return false;
+}
+
+int cpuset_copy(CpuSet *dst, const CpuSet *src)
+{
+	CpuSet c = {};
+
+	if (src->n_words > 0) {
+		c.bits = malloc(src->n_words * sizeof(uint64_t));
+		if (!c.bits)
+			return -ENOMEM;
+		memcpy(c.bits, src->bits, src->n_words * sizeof(uint64_t));
+		c.n_words = src->n_words;
+	}
+	cpuset_done(dst);
+	*dst = c;
+	return 0;
+}
+
+int cpuset_or(CpuSet *dst, const CpuSet *src)
+{
+	int r;
+
+	r = cpuset_grow(dst, src->n_words);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < src->n_words; i++)
+		dst->bits[i] |= src->bits[i];
+	return 0;
+}
+
+void cpuset_and(CpuSet *dst, const CpuSet *src)
+{
+	for (size_t i = 0; i < dst->n_words; i++)
+		dst->bits[i] &= word(src, i);
+}
+
+void cpuset_andnot(CpuSet *dst, const CpuSet *src)
+{
+	for (size_t i = 0; i < dst->n_words; i++)
+		dst->bits[i] &= ~word(src, i);
+}
+
+int cpuset_next(const CpuSet *s, unsigned from)
+{
+	size_t i = from / 64;
+	uint64_t w;
+
+	if (i >= s->n_words)
+		return -1;
+	w = s->bits[i] & (~UINT64_C(0) << (from % 64));
+	for (;;) {
+		if (w)
+			return (int)(i * 64 + (size_t)__builtin_ctzll(w));
+		if (++i >= s->n_words)
+			return -1;
+		w = s->bits[i];
+	}
+}
+
+int cpuset_first(const CpuSet *s)
+{
+	return cpuset_next(s, 0);
+}
+
+int cpuset_last(const CpuSet *s)
+{
+	for (size_t i = s->n_words; i > 0; i--)
+		if (s->bits[i - 1])
+			return (int)((i - 1) * 64 + 63 - (size_t)__builtin_clzll(s->bits[i - 1]));
+	return -1;
+}
+
+static int parse_cpu_number(const char **p, unsigned *ret)
+{
+	const char *s = *p;
+	unsigned long v = 0;
+
+	if (!isdigit((unsigned char)*s))
+		return -EINVAL;
+	while (isdigit((unsigned char)*s)) {
+		v = v * 10 + (unsigned long)(*s - '0');
+		if (v >= CPUSET_MAX_CPUS)
+			return -ERANGE;
+		s++;
+	}
+	*p = s;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+int cpuset_parse_list(const char *s, CpuSet *ret, const char **ret_bad)
+{
+	CpuSet set = {};
+	const char *p = s, *item;
+	int r = 0;
+
+	while (*p && strchr(WHITESPACE, *p))
+		p++;
+	if (!*p)
+		goto done;
+
+	for (;;) {
+		unsigned a, b, stride = 1, group = 0;
+
+		item = p;
+		r = parse_cpu_number(&p, &a);
+		if (r < 0)
+			goto fail;
+		b = a;
+		if (*p == '-') {
+			p++;
+			r = parse_cpu_number(&p, &b);
+			if (r < 0)
+				goto fail;
+			if (b < a) {
+				r = -EINVAL;
+				goto fail;
+			}
+			if (*p == ':') {
+				p++;
+				r = parse_cpu_number(&p, &group);
+				if (r < 0 || *p != '/') {
+					r = r < 0 ? r : -EINVAL;
+					goto fail;
+				}
+				p++;
+				r = parse_cpu_number(&p, &stride);
+				if (r < 0 || group == 0 || stride == 0 || group > stride) {
+					r = r < 0 ? r : -EINVAL;
+					goto fail;
+				}
+			}
+		}
+		if (group == 0) {
+			r = cpuset_add_range(&set, a, b);
+			if (r < 0)
+				goto fail;
+		} else {
+			/* "a-b:used/group": the first @group CPUs of every @stride. */
+			for (unsigned c = a; c <= b; c++)
+				if ((c - a) % stride < group) {
+					r = cpuset_add(&set, c);
+					if (r < 0)
+						goto fail;
+				}
+		}
+
+		if (*p == ',') {
+			p++;
+			continue;
+		}
+		while (*p && strchr(WHITESPACE, *p))
+			p++;
+		if (*p) {
+			item = p;
+			r = -EINVAL;
+			goto fail;
+		}
+		break;
+	}
+done:
+	cpuset_done(ret);
+	*ret = set;
+	return 0;
+fail:
+	if (ret_bad)
+		*ret_bad = item;
+	cpuset_done(&set);
+	return r;
+}
+
+int cpuset_parse_mask(const char *s, CpuSet *ret)
+{
+	CpuSet set = {};
+	size_t len, nibble = 0;
+	int r;
+
+	while (*s && strchr(WHITESPACE, *s))
+		s++;
+	len = strlen(s);
+	while (len > 0 && strchr(WHITESPACE, s[len - 1]))
+		len--;
+	if (len == 0)
+		return -EINVAL;
+
+	/* Walk from the least significant end. */
+	for (size_t i = len; i > 0; i--) {
+		char c = s[i - 1];
+		unsigned v;
+
+		if (c == ',')
+			continue;
+		if (!isxdigit((unsigned char)c)) {
+			cpuset_done(&set);
+			return -EINVAL;
+		}
+		v = (unsigned)(isdigit((unsigned char)c) ? c - '0' : tolower((unsigned char)c) - 'a' + 10);
+		for (unsigned bit = 0; bit < 4; bit++)
+			if (v & (1U << bit)) {
+				r = cpuset_add(&set, (unsigned)(nibble * 4 + bit));
+				if (r < 0) {
+					cpuset_done(&set);
+					return r;
+				}
+			}
+		nibble++;
+	}
+	cpuset_done(ret);
+	*ret = set;
+	return 0;
+}
+
+int cpuset_format_list(const CpuSet *s, char **ret)
+{
+	StrBuf b = {};
+	int cpu = cpuset_first(s);
+	bool first = true;
+
+	while (cpu >= 0) {
+		int end = cpu;
+
+		while (cpuset_contains(s, (unsigned)end + 1))
+			end++;
+		if (end == cpu)
+			strbuf_appendf(&b, "%s%d", first ? "" : ",", cpu);
+		else
+			strbuf_appendf(&b, "%s%d-%d", first ? "" : ",", cpu, end);
+		first = false;
+		cpu = cpuset_next(s, (unsigned)end + 1);
+	}
+	return strbuf_steal(&b, ret);
+}

@@ -1,0 +1,37 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stddef.h>
+
+/*
+ * All file access of topotune goes through a directory fd that stands for the
+ * root of the system being inspected ("/" in production, a fake tree in tests).
+ * Paths given to these helpers are relative to that fd; a leading '/' is
+ * ignored so that callers may write the familiar absolute spelling.
+ */
+
+#define READ_FILE_MAX (16U * 1024U * 1024U)
+
+int root_open(const char *path, int *ret_fd);
+
+/* Read a whole file; the buffer is NUL-terminated. */
+int read_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
+
+/* First line with trailing whitespace removed. */
+int read_line_at(int dir_fd, const char *path, char **ret);
+
+int read_int_at(int dir_fd, const char *path, int *ret);
+int read_unsigned_at(int dir_fd, const char *path, unsigned *ret);
+
+/*
+ * Write @value in one write(), checking close() too, like a sysfs/procfs
+ * writer must: the kernel reports most errors from write().
+ */
+int write_string_at(int dir_fd, const char *path, const char *value);
+
+bool path_exists_at(int dir_fd, const char *path);
+bool dir_exists_at(int dir_fd, const char *path);
+
+/* Strip leading '/'s; returns "." for the root itself. */
+const char *path_relative(const char *path);

@@ -1,0 +1,260 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* String helpers: strict number parsing, string vectors, a growable buffer. */
+#include <ctype.h>
+#include <limits.h>
+#include <stdio.h>
+
+#include "strutil.h"
+
+int safe_atolli(const char *s, long long *ret)
+{
+	char *end;
+	long long v;
+
+	if (!s || !*s || isspace((unsigned char)*s))
+		return -EINVAL;
+	errno = 0;
+	v = strtoll(s, &end, 0);
+	if (errno > 0)
+		return -errno;
+	if (end == s || *end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+int safe_atoi(const char *s, int *ret)
+{
+	long long v;
+	int r;
+
+	r = safe_atolli(s, &v);
+	if (r < 0)
+		return r;
+	if (v < INT_MIN || v > INT_MAX)
+		return -ERANGE;
+	*ret = (int)v;
+	return 0;
+}
+
+int safe_atou_base(const char *s, int base, unsigned *ret)
+{
+	char *end;
+	unsigned long v;
+
+	if (!s || !*s || !(isdigit((unsigned char)*s)))
+		return -EINVAL;
+	errno = 0;
+	v = strtoul(s, &end, base);
+	if (errno > 0)
+		return -errno;
+	if (end == s || *end)
+		return -EINVAL;
+	if (v > UINT_MAX)
+		return -ERANGE;
+	*ret = (unsigned)v;
+	return 0;
+}
+
+int safe_atou(const char *s, unsigned *ret)
+{
+	return safe_atou_base(s, 0, ret);
+}
+
+char *strip_trailing(char *s)
+{
+	size_t l = strlen(s);
+
+	while (l > 0 && strchr(WHITESPACE, s[l - 1]))
+		s[--l] = '\0';
+	return s;
+}
+
+char *strip(char *s)
+{
+	while (*s && strchr(WHITESPACE, *s))
+		s++;
+	return strip_trailing(s);
+}
+
+char *ascii_strlower(char *s)
+{
+	for (char *p = s; *p; p++)
+		*p = (char)tolower((unsigned char)*p);
+	return s;
+}
+
+int strdup_to(char **dst, const char *src)
+{
+	char *c = NULL;
+
+	if (src) {
+		c = strdup(src);
+		if (!c)
+			return -ENOMEM;
+	}
+	free(*dst);
+	*dst = c;
+	return 0;
+}
+
+char *strprintf(const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	return r < 0 ? NULL : s;
+}
+
+char **strv_free(char **l)
+{
+	if (!l)
+		return NULL;
+	for (char **p = l; *p; p++)
+		free(*p);
+	free(l);
+	return NULL;
+}
+
+size_t strv_length(char *const *l)
+{
+	size_t n = 0;
+
+	while (l && l[n])
+		n++;
+	return n;
+}
+
+int strv_push(char ***l, char *value)
+{
+	size_t n = strv_length(*l);
+	char **c;
+
+	c = realloc(*l, sizeof(char *) * (n + 2));
+	if (!c) {
+		free(value);
+		return -ENOMEM;
+	}
+	c[n] = value;
+	c[n + 1] = NULL;
+	*l = c;
+	return 0;
+}
+
+int strv_extend(char ***l, const char *value)
+{
+	char *c = strdup(value);
+
+	if (!c)
+		return -ENOMEM;
+	return strv_push(l, c);
+}
+
+bool strv_contains(char *const *l, const char *s)
+{
+	STRV_FOREACH(i, l)
+		if (streq(*i, s))
+			return true;
+	return false;
+}
+
+int strv_split(const char *s, const char *sep, char ***ret)
+{
+	_cleanup_strv_free_ char **l = NULL;
+	int r;
+
+	l = calloc(1, sizeof(char *));
+	if (!l)
+		return -ENOMEM;
+
+	while (*s) {
+		size_t n;
+
+		s += strspn(s, sep);
+		n = strcspn(s, sep);
+		if (n == 0)
+			break;
+		r = strv_push(&l, strndup(s, n));
+		if (r < 0)
+			return r;
+		if (!l[strv_length(l) - 1])
+			return -ENOMEM;
+		s += n;
+	}
+	*ret = TAKE_PTR(l);
+	return 0;
+}
+
+void strbuf_done(StrBuf *b)
+{
+	free(b->buf);
+	*b = (StrBuf) {};
+}
+
+void strbuf_vappendf(StrBuf *b, const char *fmt, va_list ap)
+{
+	va_list aq;
+	int n;
+
+	if (b->error)
+		return;
+
+	va_copy(aq, ap);
+	n = vsnprintf(b->buf ? b->buf + b->len : NULL, b->buf ? b->alloc - b->len : 0, fmt, aq);
+	va_end(aq);
+	if (n < 0) {
+		b->error = -EINVAL;
+		return;
+	}
+	if (!b->buf || b->len + (size_t)n + 1 > b->alloc) {
+		size_t want = MAX(b->alloc * 2, b->len + (size_t)n + 1);
+		char *p;
+
+		want = MAX(want, (size_t)256);
+		p = realloc(b->buf, want);
+		if (!p) {
+			b->error = -ENOMEM;
+			return;
+		}
+		b->buf = p;
+		b->alloc = want;
+		vsnprintf(b->buf + b->len, b->alloc - b->len, fmt, ap);
+	}
+	b->len += (size_t)n;
+}
+
+void strbuf_appendf(StrBuf *b, const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vappendf(b, fmt, ap);
+	va_end(ap);
+}
+
+void strbuf_append(StrBuf *b, const char *s)
+{
+	strbuf_appendf(b, "%s", s);
+}
+
+int strbuf_steal(StrBuf *b, char **ret)
+{
+	int r = b->error;
+
+	if (r < 0) {
+		strbuf_done(b);
+		return r;
+	}
+	if (!b->buf) {
+		b->buf = strdup("");
+		if (!b->buf)
+			return -ENOMEM;
+	}
+	*ret = b->buf;
+	*b = (StrBuf) {};
+	return 0;
+}

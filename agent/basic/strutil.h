@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stddef.h>
+
+#include "macro.h"
+
+#define WHITESPACE " \t\n\r"
+
+/* Strict number parsing: the whole string must be the number (base 0 allows 0x). */
+int safe_atoi(const char *s, int *ret);
+int safe_atou(const char *s, unsigned *ret);
+int safe_atou_base(const char *s, int base, unsigned *ret);
+int safe_atolli(const char *s, long long *ret);
+
+char *strip_trailing(char *s);
+char *strip(char *s);
+char *ascii_strlower(char *s);
+
+int strdup_to(char **dst, const char *src);
+char *strprintf(const char *fmt, ...) _printf_(1, 2);
+
+/* NULL-terminated string vectors. */
+char **strv_free(char **l);
+DEFINE_TRIVIAL_CLEANUP_FUNC(char **, strv_free);
+#define _cleanup_strv_free_ _cleanup_(strv_freep)
+size_t strv_length(char *const *l);
+int strv_push(char ***l, char *value);  /* takes ownership, also on failure */
+int strv_extend(char ***l, const char *value);
+bool strv_contains(char *const *l, const char *s);
+/* Split at any of @sep, skipping empty words. */
+int strv_split(const char *s, const char *sep, char ***ret);
+#define STRV_FOREACH(s, l) for (char *const *s = (l); s && *s; s++)
+
+/* Growable string buffer for building output text. */
+typedef struct StrBuf {
+	char *buf;
+	size_t len, alloc;
+	int error;   /* first allocation failure, sticky */
+} StrBuf;
+
+void strbuf_done(StrBuf *b);
+void strbuf_append(StrBuf *b, const char *s);
+void strbuf_appendf(StrBuf *b, const char *fmt, ...) _printf_(2, 3);
+void strbuf_vappendf(StrBuf *b, const char *fmt, va_list ap);
+/* Returns -ENOMEM if any append failed; on success hands over the string. */
+int strbuf_steal(StrBuf *b, char **ret);
