@@ -1,0 +1,343 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * CPU identity: vendor, family, model, stepping and brand string.
+ *
+ * x86 through libcpuid (the running CPU or a raw dump); everything else, and
+ * every sysroot, through proc/cpuinfo or the cpu modalias below the root fd.
+ * libcpuid's ERR_* codes are converted to negative errno here and nowhere
+ * else. Depends on basic only.
+ */
+#include <ctype.h>
+#include <libcpuid/libcpuid.h>
+
+#include "cpuid.h"
+#include "fileio.h"
+#include "strutil.h"
+
+static const char *const cpu_vendor_table[_CPU_VENDOR_MAX] = {
+	[CPU_VENDOR_UNKNOWN] = "unknown",
+	[CPU_VENDOR_INTEL] = "intel",
+	[CPU_VENDOR_AMD] = "amd",
+	[CPU_VENDOR_HYGON] = "hygon",
+	[CPU_VENDOR_ZHAOXIN] = "zhaoxin",
+	[CPU_VENDOR_CENTAUR] = "centaur",
+	[CPU_VENDOR_ARM] = "arm",
+	[CPU_VENDOR_HISILICON] = "hisilicon",
+	[CPU_VENDOR_AMPERE] = "ampere",
+	[CPU_VENDOR_IBM] = "ibm",
+	[CPU_VENDOR_RISCV] = "riscv",
+};
+DEFINE_STRING_TABLE_LOOKUP(cpu_vendor, CpuVendor);
+
+static const char *const identity_source_table[_IDENTITY_SOURCE_MAX] = {
+	[IDENTITY_SOURCE_LIBCPUID] = "libcpuid",
+	[IDENTITY_SOURCE_DUMP] = "cpuid-dump",
+	[IDENTITY_SOURCE_CPUINFO] = "cpuinfo",
+	[IDENTITY_SOURCE_MODALIAS] = "modalias",
+};
+DEFINE_STRING_TABLE_LOOKUP(identity_source, IdentitySource);
+
+CpuVendor cpu_vendor_from_cpuid_string(const char *s)
+{
+	static const struct {
+		const char *id;
+		CpuVendor vendor;
+	} map[] = {
+		{ "GenuineIntel", CPU_VENDOR_INTEL },
+		{ "AuthenticAMD", CPU_VENDOR_AMD },
+		{ "HygonGenuine", CPU_VENDOR_HYGON },
+		{ "  Shanghai  ", CPU_VENDOR_ZHAOXIN },
+		{ "CentaurHauls", CPU_VENDOR_CENTAUR },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(map); i++)
+		if (streq(s, map[i].id))
+			return map[i].vendor;
+	return CPU_VENDOR_UNKNOWN;
+}
+
+/* The single place libcpuid's error codes become errno values. */
+static int errno_from_libcpuid(int e)
+{
+	switch (e) {
+	case ERR_OK:
+		return 0;
+	case ERR_NO_CPUID:
+	case ERR_NOT_IMP:
+		return -EOPNOTSUPP;
+	case ERR_NO_MEM:
+		return -ENOMEM;
+	case ERR_OPEN:
+		return -ENOENT;
+	case ERR_BADFMT:
+		return -EBADMSG;
+	case ERR_CPU_UNKN:
+		return -ENODEV;
+	case ERR_NO_PERMS:
+		return -EPERM;
+	case ERR_INVRANGE:
+		return -ERANGE;
+	case ERR_NOT_FOUND:
+		return -ENOENT;
+	default:
+		return -EIO;
+	}
+}
+
+static void copy_trimmed(char *dst, size_t n, const char *src)
+{
+	while (*src == ' ')
+		src++;
+	snprintf(dst, n, "%s", src);
+	strip_trailing(dst);
+}
+
+static int identity_from_libcpuid(struct cpu_raw_data_t *raw, IdentitySource source, CpuIdentity *ret)
+{
+	struct cpu_id_t data = {};
+	CpuIdentity id = {};
+	int r;
+
+	r = cpu_identify(raw, &data);
+	/* An unknown model still has valid vendor/family/model fields. */
+	if (r < 0 && r != ERR_CPU_UNKN)
+		return errno_from_libcpuid(r);
+
+	snprintf(id.vendor_string, sizeof(id.vendor_string), "%s", data.vendor_str);
+	id.vendor = cpu_vendor_from_cpuid_string(data.vendor_str);
+	snprintf(id.arch, sizeof(id.arch), "x86");
+	id.have_family = true;
+	id.family = (unsigned)data.ext_family;
+	id.model = (unsigned)data.ext_model;
+	id.stepping = (unsigned)data.stepping;
+	copy_trimmed(id.brand, sizeof(id.brand), data.brand_str);
+	if (id.vendor != CPU_VENDOR_HYGON)
+		snprintf(id.codename, sizeof(id.codename), "%s", data.cpu_codename);
+	id.source = source;
+	*ret = id;
+	return 0;
+}
+
+int cpuid_identify_host(CpuIdentity *ret)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	struct cpu_raw_data_t raw = {};
+	int r;
+
+	r = cpuid_get_raw_data(&raw);
+	if (r < 0)
+		return errno_from_libcpuid(r);
+	return identity_from_libcpuid(&raw, IDENTITY_SOURCE_LIBCPUID, ret);
+#else
+	return -EOPNOTSUPP;
+#endif
+}
+
+int cpuid_identify_dump(const char *path, CpuIdentity *ret)
+{
+	struct cpu_raw_data_t raw = {};
+	int r;
+
+	if (access(path, R_OK) < 0)
+		return negative_errno();
+	r = cpuid_deserialize_raw_data(&raw, path);
+	if (r < 0)
+		return errno_from_libcpuid(r);
+	/* libcpuid accepts files without any CPUID leaf; a dump needs leaf 0. */
+	if (raw.basic_cpuid[0][0] == 0 && raw.basic_cpuid[0][1] == 0)
+		return -EBADMSG;
+	return identity_from_libcpuid(&raw, IDENTITY_SOURCE_DUMP, ret);
+}
+
+/* "key\t\t: value" -> value of the first line with that key, else NULL. */
+static const char *cpuinfo_field(const char *text, const char *key, char *buf, size_t n)
+{
+	size_t kl = strlen(key);
+
+	for (const char *p = text; p && *p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+		const char *q;
+		size_t l;
+
+		if (*p == '\n')
+			break;  /* end of the first processor block */
+		if (strncmp(p, key, kl) != 0)
+			continue;
+		q = p + kl;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		if (*q != ':')
+			continue;
+		q++;
+		while (*q == ' ' || *q == '\t')
+			q++;
+		l = strcspn(q, "\n");
+		snprintf(buf, n, "%.*s", (int)MIN(l, n - 1), q);
+		strip_trailing(buf);
+		return buf;
+	}
+	return NULL;
+}
+
+static int parse_number_field(const char *text, const char *key, unsigned *ret)
+{
+	char buf[64];
+
+	if (!cpuinfo_field(text, key, buf, sizeof(buf)))
+		return -ENODATA;
+	return safe_atou(buf, ret);
+}
+
+int cpuid_parse_cpuinfo(const char *text, CpuIdentity *ret)
+{
+	CpuIdentity id = { .source = IDENTITY_SOURCE_CPUINFO };
+	char buf[256];
+	int r;
+
+	/* Skip leading blank lines some dumps have. */
+	while (*text == '\n')
+		text++;
+
+	if (cpuinfo_field(text, "vendor_id", buf, sizeof(buf)) && !startswith(buf, "IBM")) {
+		snprintf(id.vendor_string, sizeof(id.vendor_string), "%s", buf);
+		id.vendor = cpu_vendor_from_cpuid_string(buf);
+		snprintf(id.arch, sizeof(id.arch), "x86");
+		r = parse_number_field(text, "cpu family", &id.family);
+		if (r < 0)
+			return r;
+		r = parse_number_field(text, "model", &id.model);
+		if (r < 0)
+			return r;
+		(void)parse_number_field(text, "stepping", &id.stepping);
+		id.have_family = true;
+		if (cpuinfo_field(text, "model name", buf, sizeof(buf)))
+			snprintf(id.brand, sizeof(id.brand), "%s", buf);
+	} else if (cpuinfo_field(text, "vendor_id", buf, sizeof(buf))) {
+		/* s390: "vendor_id : IBM/S390" */
+		snprintf(id.vendor_string, sizeof(id.vendor_string), "%s", buf);
+		id.vendor = CPU_VENDOR_IBM;
+		snprintf(id.arch, sizeof(id.arch), "s390");
+		if (cpuinfo_field(text, "machine", buf, sizeof(buf)) ||
+		    cpuinfo_field(text, "processor 0", buf, sizeof(buf)))
+			snprintf(id.brand, sizeof(id.brand), "%s", buf);
+	} else if (cpuinfo_field(text, "CPU implementer", buf, sizeof(buf))) {
+		unsigned impl = 0, part = 0;
+
+		snprintf(id.vendor_string, sizeof(id.vendor_string), "%s", buf);
+		snprintf(id.arch, sizeof(id.arch), "arm64");
+		(void)safe_atou(buf, &impl);
+		id.vendor = impl == 0x41 ? CPU_VENDOR_ARM :
+			    impl == 0x48 ? CPU_VENDOR_HISILICON :
+			    impl == 0xc0 ? CPU_VENDOR_AMPERE : CPU_VENDOR_UNKNOWN;
+		if (parse_number_field(text, "CPU part", &part) >= 0)
+			snprintf(id.brand, sizeof(id.brand), "implementer %s part 0x%x", id.vendor_string, part);
+	} else if (cpuinfo_field(text, "revision", buf, sizeof(buf)) && cpuinfo_field(text, "cpu", buf, sizeof(buf))) {
+		/* powerpc: "cpu : POWER7 (architected), altivec supported" */
+		snprintf(id.brand, sizeof(id.brand), "%s", buf);
+		snprintf(id.vendor_string, sizeof(id.vendor_string), "IBM");
+		snprintf(id.arch, sizeof(id.arch), "powerpc");
+		id.vendor = CPU_VENDOR_IBM;
+	} else if (cpuinfo_field(text, "isa", buf, sizeof(buf))) {
+		snprintf(id.arch, sizeof(id.arch), "riscv");
+		id.vendor = CPU_VENDOR_RISCV;
+		if (cpuinfo_field(text, "mvendorid", buf, sizeof(buf)))
+			snprintf(id.vendor_string, sizeof(id.vendor_string), "%s", buf);
+		if (cpuinfo_field(text, "uarch", buf, sizeof(buf)))
+			snprintf(id.brand, sizeof(id.brand), "%s", buf);
+	} else
+		return -EBADMSG;
+
+	*ret = id;
+	return 0;
+}
+
+int cpuid_parse_modalias(const char *text, CpuIdentity *ret)
+{
+	CpuIdentity id = { .source = IDENTITY_SOURCE_MODALIAS };
+	unsigned ven, fam, mod;
+	const char *p;
+
+	p = startswith(text, "cpu:type:x86,");
+	if (!p)
+		return -EOPNOTSUPP;
+	if (sscanf(p, "ven%4xfam%4xmod%4x", &ven, &fam, &mod) != 3)
+		return -EBADMSG;
+
+	/* The kernel's X86_VENDOR_* numbering. */
+	switch (ven) {
+	case 0:
+		id.vendor = CPU_VENDOR_INTEL;
+		break;
+	case 2:
+		id.vendor = CPU_VENDOR_AMD;
+		break;
+	case 5:
+		id.vendor = CPU_VENDOR_CENTAUR;
+		break;
+	case 9:
+		id.vendor = CPU_VENDOR_HYGON;
+		break;
+	case 10:
+		id.vendor = CPU_VENDOR_ZHAOXIN;
+		break;
+	default:
+		id.vendor = CPU_VENDOR_UNKNOWN;
+	}
+	snprintf(id.vendor_string, sizeof(id.vendor_string), "x86 vendor %u", ven);
+	snprintf(id.arch, sizeof(id.arch), "x86");
+	id.have_family = true;
+	id.family = fam;
+	id.model = mod;
+	*ret = id;
+	return 0;
+}
+
+int cpuid_identify_sysroot(int root_fd, CpuIdentity *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = read_file_at(root_fd, "proc/cpuinfo", 0, &text, NULL);
+	if (r >= 0) {
+		r = cpuid_parse_cpuinfo(text, ret);
+		if (r >= 0)
+			return r;
+	}
+	free(text);
+	text = NULL;
+
+	r = read_line_at(root_fd, "sys/devices/system/cpu/modalias", &text);
+	if (r < 0)
+		return r == -ENOENT ? -ENODATA : r;
+	return cpuid_parse_modalias(text, ret);
+}
+
+int cpuid_identify(int root_fd, bool live, const char *dump, CpuIdentity *ret)
+{
+	int r;
+
+	if (dump)
+		return cpuid_identify_dump(dump, ret);
+	if (live) {
+		r = cpuid_identify_host(ret);
+		if (r >= 0)
+			return r;
+	}
+	return cpuid_identify_sysroot(root_fd, ret);
+}
+
+int cpu_identity_describe(const CpuIdentity *id, char **ret)
+{
+	char *s;
+
+	if (id->have_family)
+		s = strprintf("%s family 0x%x model 0x%x stepping %u%s%s%s", cpu_vendor_to_string(id->vendor),
+			      id->family, id->model, id->stepping, id->brand[0] ? " (" : "", id->brand,
+			      id->brand[0] ? ")" : "");
+	else
+		s = strprintf("%s %s%s%s%s", cpu_vendor_to_string(id->vendor), id->arch, id->brand[0] ? " (" : "",
+			      id->brand, id->brand[0] ? ")" : "");
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
