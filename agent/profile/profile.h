@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Typed, validated configuration: topotune.conf (+ conf.d drop-ins), workload
+ * profiles (ini, single inheritance via include=) and hardware rules. Every
+ * effective value remembers the file and line it came from.
+ *
+ * Search paths, all relative to the configuration root fd:
+ *   etc/topotune/topotune.conf, etc/topotune/topotune.conf.d/ *.conf (lexical)
+ *   usr/lib/topotune/profiles/NAME.ini, etc/topotune/profiles/NAME.ini (shadows)
+ *   usr/lib/topotune/hardware.d/ *.ini, etc/topotune/hardware.d/ *.ini
+ *     (a file in etc shadows the vendor file of the same name; all are
+ *      applied in lexical order of their file names, later wins)
+ *
+ * Precedence of one setting, lowest first:
+ *   built-in default < matching hardware rules < profile (base first, then
+ *   each includer) < topotune.conf [scheduler]/[isolation] < conf.d drop-ins
+ *
+ * Errors are returned as negative errno; when @ret_error is given it receives
+ * "FILE:LINE: message" (FILE as the administrator knows it, i.e. "/etc/...")
+ * or "FILE: message" when no line applies.
+ */
+
+#include <stdbool.h>
+
+#include "cpuset.h"
+#include "macro.h"
+
+typedef struct Origin {
+	char *file;     /* NULL: built-in default */
+	unsigned line;
+} Origin;
+
+typedef enum SmtBuddyMode {
+	SMT_BUDDY_KEEP,
+	SMT_BUDDY_OFF,
+	SMT_BUDDY_ON,
+	_SMT_BUDDY_MAX,
+	_SMT_BUDDY_INVALID = -EINVAL,
+} SmtBuddyMode;
+
+typedef enum RelaxMode {
+	RELAX_KEEP,
+	RELAX_AUTO,     /* derived from topology by the planner */
+	RELAX_LEVEL,    /* explicit level in relax_level, -1 = kernel default */
+	_RELAX_MAX,
+	_RELAX_INVALID = -EINVAL,
+} RelaxMode;
+
+typedef enum IsolationMode {
+	ISOLATION_KEEP,
+	ISOLATION_NONE,
+	ISOLATION_LIST,       /* isolated_cpus = <cpulist> */
+	ISOLATION_PER_LLC,    /* isolated_cpus = auto:<n>-per-llc */
+	ISOLATION_PER_NODE,   /* isolated_cpus = auto:<n>-per-node */
+	_ISOLATION_MAX,
+	_ISOLATION_INVALID = -EINVAL,
+} IsolationMode;
+
+typedef enum HousekeepingSmt {
+	HOUSEKEEPING_WHOLE_CORES,   /* never split SMT siblings between sets */
+	HOUSEKEEPING_ANY,
+	_HOUSEKEEPING_MAX,
+	_HOUSEKEEPING_INVALID = -EINVAL,
+} HousekeepingSmt;
+
+typedef enum RollbackMode {
+	ROLLBACK_ON_EXIT,
+	ROLLBACK_NOT_ON_EXIT,
+	_ROLLBACK_MAX,
+	_ROLLBACK_INVALID = -EINVAL,
+} RollbackMode;
+
+typedef struct ProfileSettings {
+	SmtBuddyMode smt_buddy_assist;
+	Origin smt_buddy_assist_origin;
+
+	RelaxMode relax_mode;
+	int relax_level;
+	Origin relax_origin;
+
+	IsolationMode isolation;
+	CpuSet isolated_cpus;            /* ISOLATION_LIST */
+	unsigned isolated_per_group;     /* ISOLATION_PER_LLC / _PER_NODE */
+	Origin isolation_origin;
+
+	HousekeepingSmt housekeeping_smt;
+	Origin housekeeping_origin;
+} ProfileSettings;
+
+typedef struct Profile {
+	char *name;          /* file name without .ini */
+	char *path;          /* "/usr/lib/topotune/profiles/NAME.ini" or /etc/... */
+	char *description;
+	char **chain;        /* names, base first, this profile last */
+	ProfileSettings settings;   /* merged over the include chain */
+	char **workload_exe;
+	char **workload_comm;
+	char **workload_cgroup;
+	Origin workload_origin;
+} Profile;
+
+typedef struct ProfileInfo {
+	char *name;
+	char *description;
+	char *path;
+} ProfileInfo;
+
+/* Facts about the machine that hardware rules match on. */
+typedef struct MatchFacts {
+	const char *vendor;           /* "intel", "amd", "hygon", ... lower case */
+	unsigned family, model;
+	unsigned packages, cpus;
+	unsigned nodes_per_package;
+	bool smt;
+} MatchFacts;
+
+typedef struct HardwareRule {
+	char *path;
+	unsigned line;               /* of [match] */
+	char *vendor;                /* NULL: any */
+	unsigned family_min, family_max;         /* 0..UINT_MAX: any */
+	unsigned model_min, model_max;
+	unsigned packages_min, packages_max;
+	unsigned cpus_min, cpus_max;
+	unsigned nodes_per_package_min, nodes_per_package_max;
+	int smt;                     /* -1 any, 0 no, 1 yes */
+	char *profile;               /* [profile] name = : default profile here */
+	Origin profile_origin;
+	ProfileSettings settings;
+} HardwareRule;
+
+typedef struct Config {
+	char *profile;               /* [daemon] profile = (default "balanced") */
+	Origin profile_origin;
+	RollbackMode rollback;       /* [daemon] rollback = on-exit|not-on-exit */
+	bool manage_bootloader;      /* [daemon] manage_bootloader = yes|no */
+	unsigned verify_interval_sec;    /* [daemon] verify_interval = 60 (0: off) */
+	ProfileSettings overrides;   /* [scheduler] and [isolation] */
+	char **files;                /* files read, in order */
+} Config;
+
+const char *smt_buddy_mode_to_string(SmtBuddyMode m) _const_;
+SmtBuddyMode smt_buddy_mode_from_string(const char *s) _pure_;
+const char *isolation_mode_to_string(IsolationMode m) _const_;
+const char *housekeeping_smt_to_string(HousekeepingSmt h) _const_;
+HousekeepingSmt housekeeping_smt_from_string(const char *s) _pure_;
+const char *rollback_mode_to_string(RollbackMode m) _const_;
+RollbackMode rollback_mode_from_string(const char *s) _pure_;
+
+void origin_done(Origin *o);
+int origin_copy(Origin *dst, const Origin *src);
+/* "FILE:LINE" or "built-in default"; static buffer-free: returns allocated. */
+char *origin_to_string(const Origin *o);
+
+void profile_settings_done(ProfileSettings *s);
+/* Overlay every value that @over sets (origin.file != NULL) onto @base. */
+int profile_settings_overlay(ProfileSettings *base, const ProfileSettings *over);
+
+Profile *profile_free(Profile *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Profile *, profile_free);
+HardwareRule *hardware_rule_free(HardwareRule *r);
+DEFINE_TRIVIAL_CLEANUP_FUNC(HardwareRule *, hardware_rule_free);
+Config *config_free(Config *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Config *, config_free);
+void profile_info_array_free(ProfileInfo *a, size_t n);
+
+int config_load(int root_fd, Config **ret, char **ret_error);
+
+/* Parse one profile file's text (no includes resolved): for tests and fuzzing. */
+int profile_parse_string(const char *text, const char *filename, Profile **ret, char **ret_error);
+
+/* Load NAME with /etc shadowing /usr/lib and its include chain resolved. */
+int profile_load(int root_fd, const char *name, Profile **ret, char **ret_error);
+
+/* All profiles, shadowing applied, sorted by name. */
+int profile_list(int root_fd, ProfileInfo **ret, size_t *ret_n, char **ret_error);
+
+int hardware_rules_load(int root_fd, HardwareRule ***ret, size_t *ret_n, char **ret_error);
+void hardware_rules_free(HardwareRule **rules, size_t n);
+bool hardware_rule_matches(const HardwareRule *r, const MatchFacts *f);
+
+/*
+ * Profile name to use: Config's profile if set by a file, else the last
+ * matching hardware rule's [profile] name, else "balanced". @ret_origin
+ * (optional) says where the choice came from.
+ */
+int profile_select(const Config *c, HardwareRule *const *rules, size_t n_rules,
+		   const MatchFacts *f, char **ret_name, Origin *ret_origin);
+
+/* Effective settings: defaults < matching rules < profile < config overrides. */
+int settings_resolve(HardwareRule *const *rules, size_t n_rules, const MatchFacts *f,
+		     const Profile *p, const Config *c, ProfileSettings *ret);
