@@ -1,0 +1,492 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * topotunectl verbs that run the library in-process: they discover,
+ * load the configuration and plan, and print. Nothing here writes to the
+ * system.
+ */
+#include <fcntl.h>
+#include <getopt.h>
+
+#include "ctl.h"
+#include "fileio.h"
+#include "json.h"
+#include "log.h"
+#include "planner.h"
+#include "strutil.h"
+#include "topology-print.h"
+
+typedef struct Session {
+	int root_fd, config_fd;
+	CpuIdentity identity;
+	Topology *topology;
+	KernelCaps caps;
+	Config *config;
+	HardwareRule **rules;
+	size_t n_rules;
+	MatchFacts facts;
+} Session;
+
+#define SESSION_INIT { .root_fd = -EBADF, .config_fd = -EBADF }
+
+static void session_done(Session *s)
+{
+	safe_close(s->root_fd);
+	if (s->config_fd != s->root_fd)
+		safe_close(s->config_fd);
+	topology_free(s->topology);
+	kernel_caps_done(&s->caps);
+	config_free(s->config);
+	hardware_rules_free(s->rules, s->n_rules);
+	*s = (Session) { .root_fd = -EBADF, .config_fd = -EBADF };
+}
+
+static int session_open(const CtlContext *ctx, Session *s, bool want_config)
+{
+	int r;
+
+	*s = (Session) { .root_fd = -EBADF, .config_fd = -EBADF };
+
+	r = root_open(ctx->root, &s->root_fd);
+	if (r < 0)
+		return log_error_errno(r, "Failed to open root directory %s: %m", ctx->root);
+	if (ctx->config_root) {
+		r = root_open(ctx->config_root, &s->config_fd);
+		if (r < 0)
+			return log_error_errno(r, "Failed to open configuration root %s: %m", ctx->config_root);
+	} else
+		s->config_fd = s->root_fd;
+
+	r = cpuid_identify(s->root_fd, !ctx->offline, ctx->cpuid_dump, &s->identity);
+	if (r < 0)
+		return log_error_errno(r, "Failed to identify the CPU from %s: %m",
+				       ctx->cpuid_dump ?: ctx->offline ? "the sysroot's proc/cpuinfo" : "CPUID");
+
+	r = topology_load(s->root_fd, &s->topology);
+	if (r < 0)
+		return log_error_errno(r, "Failed to read the CPU topology below %s/sys/devices/system/cpu: %m",
+				       streq(ctx->root, "/") ? "" : ctx->root);
+
+	if (streq(ctx->kernel, "patched"))
+		kernel_caps_patched(&s->caps);
+	else if (streq(ctx->kernel, "stock"))
+		kernel_caps_stock(&s->caps);
+	else {
+		r = kernel_probe(s->root_fd, &s->caps);
+		if (r < 0)
+			return log_error_errno(r, "Failed to probe the kernel: %m");
+	}
+
+	s->facts = (MatchFacts) {
+		.vendor = cpu_vendor_to_string(s->identity.vendor),
+		.family = s->identity.family,
+		.model = s->identity.model,
+		.packages = (unsigned)s->topology->packages.n,
+		.cpus = cpuset_count(&s->topology->online),
+		.nodes_per_package = s->topology->nodes_per_package,
+		.smt = s->topology->threads_per_core > 1,
+	};
+
+	if (want_config) {
+		_cleanup_free_ char *err = NULL;
+
+		r = config_load(s->config_fd, &s->config, &err);
+		if (r < 0)
+			return log_error_errno(r, "%s", err ?: "Failed to load topotune.conf");
+		r = hardware_rules_load(s->config_fd, &s->rules, &s->n_rules, &err);
+		if (r < 0)
+			return log_error_errno(r, "%s", err ?: "Failed to load hardware rules");
+	}
+	return 0;
+}
+
+/* Profile @name (or the selected one) with settings resolved over all layers. */
+static int session_resolve(Session *s, const char *name, Profile **ret_profile, ProfileSettings *ret_settings)
+{
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_free_ char *selected = NULL, *err = NULL;
+	int r;
+
+	if (!name) {
+		r = profile_select(s->config, s->rules, s->n_rules, &s->facts, &selected, NULL);
+		if (r < 0)
+			return log_error_errno(r, "Failed to select a profile: %m");
+		name = selected;
+	}
+	r = profile_load(s->config_fd, name, &p, &err);
+	if (r < 0)
+		return log_error_errno(r, "%s", err ?: "Failed to load profile");
+	r = settings_resolve(s->rules, s->n_rules, &s->facts, p, s->config, ret_settings);
+	if (r < 0)
+		return log_error_errno(r, "Failed to resolve settings: %m");
+	*ret_profile = TAKE_PTR(p);
+	return 0;
+}
+
+static int parse_cpu_arg(const char *s, unsigned *ret)
+{
+	int r = safe_atou_base(s, 10, ret);
+
+	if (r < 0 || *ret >= CPUSET_MAX_CPUS)
+		return log_error_errno(-EINVAL, "--cpu: expected a CPU number, got '%s'", s);
+	return 0;
+}
+
+static int verb_topology(const CtlContext *ctx, int argc, char *argv[])
+{
+	static const struct option options[] = { { "json", no_argument, NULL, 'j' }, {} };
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	bool json = false;
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "j", options, NULL)) >= 0)
+		if (c == 'j')
+			json = true;
+		else
+			return 2;
+
+	if (session_open(ctx, &s, false) < 0)
+		return 2;
+	if (json)
+		print_topology_json(stdout, &s.identity, s.topology);
+	else {
+		print_identity(stdout, &s.identity);
+		print_topology(stdout, s.topology);
+	}
+	return 0;
+}
+
+static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	_cleanup_free_ char *err = NULL, *selected = NULL;
+	ProfileInfo *list = NULL;
+	size_t n = 0;
+	int r;
+
+	if (session_open(ctx, &s, true) < 0)
+		return 2;
+	r = profile_list(s.config_fd, &list, &n, &err);
+	if (r < 0) {
+		log_error_errno(r, "%s", err ?: "Failed to list profiles");
+		return 2;
+	}
+	(void)profile_select(s.config, s.rules, s.n_rules, &s.facts, &selected, NULL);
+	for (size_t i = 0; i < n; i++)
+		printf("%c %-12s %-45s %s\n", streq_ptr(selected, list[i].name) ? '*' : ' ', list[i].name,
+		       list[i].path, strempty(list[i].description));
+	if (n == 0)
+		printf("No profiles in /etc/topotune/profiles or /usr/lib/topotune/profiles.\n");
+	profile_info_array_free(list, n);
+	return 0;
+}
+
+static int compute(const CtlContext *ctx, Session *s, const char *profile, Plan **ret)
+{
+	_cleanup_(profile_freep) Profile *p = NULL;
+	ProfileSettings settings = {};
+	PlanInput in;
+	int r;
+
+	if (session_open(ctx, s, true) < 0)
+		return -EINVAL;
+	r = session_resolve(s, profile, &p, &settings);
+	if (r < 0)
+		return r;
+	in = (PlanInput) {
+		.identity = &s->identity,
+		.topology = s->topology,
+		.caps = &s->caps,
+		.settings = &settings,
+		.profile = p->name,
+	};
+	r = plan_compute(&in, ret);
+	profile_settings_done(&settings);
+	if (r < 0)
+		return log_error_errno(r, "Failed to compute the plan: %m");
+	return 0;
+}
+
+static int verb_plan(const CtlContext *ctx, int argc, char *argv[])
+{
+	static const struct option options[] = {
+		{ "profile", required_argument, NULL, 'p' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{}
+	};
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *text = NULL, *desc = NULL;
+	const char *profile = NULL;
+	unsigned cpu = 0;
+	int c, r;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "p:c:", options, NULL)) >= 0)
+		switch (c) {
+		case 'p':
+			profile = optarg;
+			break;
+		case 'c':
+			if (parse_cpu_arg(optarg, &cpu) < 0)
+				return 2;
+			break;
+		default:
+			return 2;
+		}
+
+	if (compute(ctx, &s, profile, &plan) < 0)
+		return 2;
+	r = cpu_identity_describe(&s.identity, &desc);
+	if (r >= 0)
+		r = plan_format(plan, cpu, &text);
+	if (r < 0) {
+		log_oom();
+		return 2;
+	}
+	printf("CPU: %s\nKernel: %s\n", desc, s.caps.release[0] ? s.caps.release : "unknown");
+	STRV_FOREACH(n, s.caps.notes)
+		printf("Kernel note: %s\n", *n);
+	fputs(text, stdout);
+	return 0;
+}
+
+static void layout_json(const Plan *p, const Topology *t)
+{
+	JsonWriter w;
+
+	json_init(&w, stdout, true);
+	json_begin_object(&w);
+	json_key(&w, "relax_domain_level");
+	json_int(&w, p->relax_level);
+	json_key(&w, "smt_buddy_assist");
+	json_bool(&w, p->smt_buddy_assist);
+	json_key(&w, "sched_distances");
+	json_begin_array(&w);
+	for (size_t i = 0; i < p->layout->n_numa_distances; i++)
+		json_int(&w, p->layout->numa_distances[i]);
+	json_end_array(&w);
+	json_key(&w, "cpus");
+	json_begin_array(&w);
+	CPUSET_FOREACH(cpu, &t->online) {
+		const CpuDomains *d = &p->layout->cpus[cpu];
+
+		json_begin_object(&w);
+		json_key(&w, "cpu");
+		json_int(&w, cpu);
+		json_key(&w, "domains");
+		json_begin_array(&w);
+		for (size_t i = 0; i < d->n; i++) {
+			_cleanup_free_ char *span = NULL, *flags = NULL;
+
+			if (cpuset_format_list(&d->sd[i].span, &span) < 0 || sd_flags_to_string(d->sd[i].flags, &flags) < 0)
+				continue;
+			json_begin_object(&w);
+			json_key(&w, "level");
+			json_int(&w, d->sd[i].level);
+			json_key(&w, "name");
+			json_string(&w, d->sd[i].name);
+			json_key(&w, "span");
+			json_string(&w, span);
+			json_key(&w, "flags");
+			json_string(&w, flags);
+			json_key(&w, "newidle");
+			json_bool(&w, d->sd[i].newidle);
+			json_end_object(&w);
+		}
+		json_end_array(&w);
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_key(&w, "warnings");
+	json_begin_array(&w);
+	STRV_FOREACH(x, p->layout->warnings)
+		json_string(&w, *x);
+	json_end_array(&w);
+	json_end_object(&w);
+	json_finish(&w);
+}
+
+static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
+{
+	static const struct option options[] = {
+		{ "profile", required_argument, NULL, 'p' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{}
+	};
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *text = NULL;
+	const char *profile = NULL;
+	bool json = false;
+	unsigned cpu = 0;
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "p:c:j", options, NULL)) >= 0)
+		switch (c) {
+		case 'p':
+			profile = optarg;
+			break;
+		case 'c':
+			if (parse_cpu_arg(optarg, &cpu) < 0)
+				return 2;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			return 2;
+		}
+
+	if (compute(ctx, &s, profile, &plan) < 0)
+		return 2;
+	if (json) {
+		layout_json(plan, s.topology);
+		return 0;
+	}
+	if (domain_layout_format(plan->layout, cpu, &text) < 0) {
+		log_oom();
+		return 2;
+	}
+	fputs(text, stdout);
+	return 0;
+}
+
+static char *setting_value(const ProfileSettings *s, SettingId id)
+{
+	_cleanup_free_ char *l = NULL;
+
+	switch (id) {
+	case SETTING_SMT_BUDDY_ASSIST:
+		return strdup(smt_buddy_mode_to_string(s->smt_buddy_assist));
+	case SETTING_RELAX_DOMAIN_LEVEL:
+		return s->relax_mode == RELAX_LEVEL ? strprintf("%d", s->relax_level)
+						    : strdup(s->relax_mode == RELAX_AUTO ? "auto" : "keep");
+	case SETTING_ISOLATED_CPUS:
+		switch (s->isolation) {
+		case ISOLATION_LIST:
+			if (cpuset_format_list(&s->isolated_cpus, &l) < 0)
+				return NULL;
+			return TAKE_PTR(l);
+		case ISOLATION_PER_LLC:
+			return strprintf("auto:%u-per-llc", s->isolated_per_group);
+		case ISOLATION_PER_NODE:
+			return strprintf("auto:%u-per-node", s->isolated_per_group);
+		default:
+			return strdup(isolation_mode_to_string(s->isolation));
+		}
+	default:
+		return NULL;
+	}
+}
+
+static const Origin *setting_origin(const ProfileSettings *s, SettingId id)
+{
+	switch (id) {
+	case SETTING_SMT_BUDDY_ASSIST:
+		return &s->smt_buddy_assist_origin;
+	case SETTING_RELAX_DOMAIN_LEVEL:
+		return &s->relax_origin;
+	case SETTING_ISOLATED_CPUS:
+		return &s->isolation_origin;
+	default:
+		return NULL;
+	}
+}
+
+static void explain_layer(const char *what, const ProfileSettings *s, SettingId id)
+{
+	const Origin *o = setting_origin(s, id);
+	_cleanup_free_ char *v = NULL, *where = NULL;
+
+	if (!o || !o->file)
+		return;
+	v = setting_value(s, id);
+	where = origin_to_string(o);
+	printf("    %-28s %-16s %s\n", what, strna(v), strna(where));
+}
+
+static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *v = NULL, *where = NULL;
+	ProfileSettings settings = {};
+	const PlanStep *st;
+	SettingId id;
+	PlanInput in;
+	int r;
+
+	if (argc != 2) {
+		log_error("explain: expected one setting: smt_buddy_assist, relax_domain_level or isolated_cpus");
+		return 2;
+	}
+	id = setting_id_from_string(argv[1]);
+	if (id < 0) {
+		log_error("explain: unknown setting '%s': expected smt_buddy_assist, relax_domain_level or isolated_cpus",
+			  argv[1]);
+		return 2;
+	}
+	if (session_open(ctx, &s, true) < 0 || session_resolve(&s, NULL, &p, &settings) < 0) {
+		profile_settings_done(&settings);
+		return 2;
+	}
+	in = (PlanInput) { &s.identity, s.topology, &s.caps, &settings, p->name };
+	r = plan_compute(&in, &plan);
+	if (r < 0) {
+		profile_settings_done(&settings);
+		log_error_errno(r, "Failed to compute the plan: %m");
+		return 2;
+	}
+
+	v = setting_value(&settings, id);
+	where = origin_to_string(setting_origin(&settings, id));
+	printf("%s = %s\n  from: %s\n  layers, lowest first:\n", argv[1], strna(v), strna(where));
+	printf("    %-28s %-16s %s\n", "built-in default",
+	       id == SETTING_ISOLATED_CPUS ? "none" : "keep", "-");
+	for (size_t i = 0; i < s.n_rules; i++)
+		if (hardware_rule_matches(s.rules[i], &s.facts)) {
+			const char *slash = strrchr(s.rules[i]->path, '/');
+			_cleanup_free_ char *label = strprintf("hardware rule %s", slash ? slash + 1 : s.rules[i]->path);
+
+			explain_layer(label ?: "hardware rule", &s.rules[i]->settings, id);
+		}
+	{
+		_cleanup_free_ char *label = strprintf("profile %s", p->name);
+
+		explain_layer(label ?: "profile", &p->settings, id);
+	}
+	if (s.config)
+		explain_layer("topotune.conf / conf.d", &s.config->overrides, id);
+
+	st = &plan->steps[id];
+	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
+	       st->control != CONTROL_NONE ? " via " : "", st->control != CONTROL_NONE ? control_to_string(st->control) : "",
+	       st->why);
+	profile_settings_done(&settings);
+	return 0;
+}
+
+int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
+{
+	static const struct {
+		const char *name;
+		int (*run)(const CtlContext *ctx, int argc, char *argv[]);
+	} verbs[] = {
+		{ "topology", verb_topology },
+		{ "profiles", verb_profiles },
+		{ "plan", verb_plan },
+		{ "layout", verb_layout },
+		{ "explain", verb_explain },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
+		if (streq(argv[0], verbs[i].name))
+			return verbs[i].run(ctx, argc, argv);
+
+	log_error("Unknown command '%s'. See topotunectl --help.", argv[0]);
+	return 2;
+}

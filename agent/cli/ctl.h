@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+typedef struct CtlContext {
+	const char *root;          /* "/" or the sysroot */
+	const char *config_root;   /* NULL: same as root */
+	const char *cpuid_dump;
+	const char *kernel;        /* probe | patched | stock */
+	bool offline;
+} CtlContext;
+
+/* Run a verb; returns the process exit status (0 ok, 1 drift, 2 error). */
+int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[]);

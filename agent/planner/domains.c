@@ -1,0 +1,630 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Scheduler-domain prediction. Pure: depends on the types of topology,
+ * cpuid and kernel only, performs no I/O.
+ *
+ * The model follows kernel/sched/topology.c:
+ *  - topology levels: SMT, CLS, MC, PKG (x86 drops PKG when a package holds
+ *    several nodes, arch/x86/kernel/smpboot.c), then NODE and one NUMA level
+ *    per further unique sched distance (sched_init_numa());
+ *  - a CPU's levels are built bottom-up until one spans the whole cpu_map;
+ *    sd->level counts every built level, degenerate ones included;
+ *  - sd_init() flags, NUMA levels beyond RECLAIM_DISTANCE lose
+ *    EXEC/FORK/WAKE_AFFINE, relax_domain_level clears NEWIDLE|WAKE at
+ *    levels >= the request (set_domain_attribute());
+ *  - cpu_attach_domain() drops degenerate parents and a degenerate base.
+ */
+#include "domains.h"
+#include "strutil.h"
+
+#define RECLAIM_DISTANCE 30
+
+enum { TL_SMT, TL_CLS, TL_MC, TL_PKG, TL_NODE, TL_NUMA };
+
+static const char *const tl_names[] = {
+	[TL_SMT] = "SMT", [TL_CLS] = "CLS", [TL_MC] = "MC", [TL_PKG] = "PKG", [TL_NODE] = "NODE", [TL_NUMA] = "NUMA",
+};
+
+typedef struct TopoLevel {
+	int kind;
+	unsigned numa_level;     /* index into the distance table */
+} TopoLevel;
+
+DomainLayout *domain_layout_free(DomainLayout *l)
+{
+	if (!l)
+		return NULL;
+	for (unsigned c = 0; c < l->n_slots; c++) {
+		for (size_t i = 0; i < l->cpus[c].n; i++)
+			cpuset_done(&l->cpus[c].sd[i].span);
+		free(l->cpus[c].sd);
+	}
+	free(l->cpus);
+	free(l->numa_distances);
+	strv_free(l->warnings);
+	free(l);
+	return NULL;
+}
+
+static bool is_x86(const CpuIdentity *id)
+{
+	return id && streq(id->arch, "x86");
+}
+
+static bool averaging_applies(const Topology *t, const CpuIdentity *id, const KernelCaps *caps)
+{
+	if (!id || !id->have_family || t->packages.n == 1 || t->nodes_per_package < 3)
+		return false;
+	if (id->vendor == CPU_VENDOR_INTEL && id->family == 6 && (id->model == 0xad || id->model == 0xdd))
+		return caps->numa_averaging_intel;       /* GNR-X, CWF-X: stock kernels */
+	if (id->vendor == CPU_VENDOR_HYGON && id->family == 0x18 && id->model == 7)
+		return caps->numa_averaging_hygon;       /* topotune's series */
+	return false;
+}
+
+static int node_package(const Topology *t, size_t node)
+{
+	int pkg = -1;
+
+	CPUSET_FOREACH(cpu, &t->nodes.items[node].cpus) {
+		if (pkg < 0)
+			pkg = t->cpus[cpu].package;
+		else if (pkg != t->cpus[cpu].package)
+			return -1;
+	}
+	return pkg;
+}
+
+/* slit_validate(): on-trace clusters symmetric, one package each, distinct. */
+static bool slit_valid(const Topology *t)
+{
+	size_t u = t->nodes_per_package;
+	int prev = -1;
+
+	if (!t->distance || u == 0 || t->nodes.n % u != 0)
+		return false;
+	for (size_t n = 0; n < t->nodes.n; n += u) {
+		int pkg = -1;
+
+		for (size_t k = 0; k < u; k++)
+			for (size_t l = k; l < u; l++)
+				if (topology_distance(t, n + k, n + l) != topology_distance(t, n + l, n + k))
+					return false;
+		for (size_t k = 0; k < u; k++) {
+			int p = node_package(t, n + k);
+
+			if (p < 0 || (pkg >= 0 && p != pkg))
+				return false;
+			pkg = p;
+		}
+		if (n > 0 && pkg == prev)
+			return false;
+		prev = pkg;
+	}
+	return true;
+}
+
+unsigned domains_sched_distance(const Topology *t, const CpuIdentity *id, const KernelCaps *caps, size_t a,
+				size_t b, bool *ret_averaged)
+{
+	size_t u = t->nodes_per_package, x, y;
+	unsigned long d = 0;
+
+	if (ret_averaged)
+		*ret_averaged = false;
+	if (!t->distance)
+		return a == b ? 10 : 20;
+	if (!averaging_applies(t, id, caps) || a / u == b / u || !slit_valid(t))
+		return topology_distance(t, a, b);
+
+	x = a - a % u;
+	y = b - b % u;
+	for (size_t i = x; i < x + u; i++)
+		for (size_t j = y; j < y + u; j++)
+			d += topology_distance(t, i, j) + topology_distance(t, j, i);
+	if (ret_averaged)
+		*ret_averaged = true;
+	return (unsigned)(d / (2 * u * u));
+}
+
+static int add_unique(unsigned **v, size_t *n, unsigned d)
+{
+	unsigned *nv;
+	size_t i;
+
+	for (i = 0; i < *n; i++)
+		if ((*v)[i] == d)
+			return 0;
+	nv = realloc(*v, (*n + 1) * sizeof(unsigned));
+	if (!nv)
+		return -ENOMEM;
+	/* insertion keeps the table sorted */
+	for (i = *n; i > 0 && nv[i - 1] > d; i--)
+		nv[i] = nv[i - 1];
+	nv[i] = d;
+	*v = nv;
+	(*n)++;
+	return 0;
+}
+
+typedef struct Ctx {
+	const DomainInput *in;
+	const Topology *t;
+	unsigned *dist;           /* nodes.n^2 sched distances */
+	TopoLevel tl[64];
+	size_t n_tl;
+	DomainLayout *l;
+} Ctx;
+
+/* Union of the CPUs of nodes within @max sched distance of @node. */
+static int numa_mask(Ctx *c, size_t node, unsigned max, CpuSet *ret)
+{
+	for (size_t m = 0; m < c->t->nodes.n; m++)
+		if (c->dist[node * c->t->nodes.n + m] <= max) {
+			int r = cpuset_or(ret, &c->t->nodes.items[m].cpus);
+
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+static int level_mask(Ctx *c, const TopoLevel *tl, unsigned cpu, CpuSet *ret)
+{
+	const Topology *t = c->t;
+	const TopoCpu *tc = &t->cpus[cpu];
+	int r = 0;
+
+	switch (tl->kind) {
+	case TL_SMT:
+		if (tc->core >= 0)
+			return cpuset_copy(ret, &t->cores.items[tc->core].cpus);
+		return cpuset_add(ret, cpu);
+	case TL_CLS:
+		if (tc->l2 >= 0)
+			return cpuset_copy(ret, &t->l2s.items[tc->l2].cpus);
+		if (tc->core >= 0)
+			return cpuset_copy(ret, &t->cores.items[tc->core].cpus);
+		return cpuset_add(ret, cpu);
+	case TL_MC:
+		/* llc_shared_mask; on SNC the kernel does not share it across nodes. */
+		if (tc->llc >= 0) {
+			r = cpuset_copy(ret, &t->llcs.items[tc->llc].cpus);
+			if (r >= 0 && tc->node >= 0)
+				cpuset_and(ret, &t->nodes.items[tc->node].cpus);
+			return r;
+		}
+		if (tc->node >= 0)
+			return cpuset_copy(ret, &t->nodes.items[tc->node].cpus);
+		return cpuset_add(ret, cpu);
+	case TL_PKG:
+		/* x86 uses cpu_cpu_mask(): the CPU's node. */
+		if (tc->node >= 0 && is_x86(c->in->identity))
+			return cpuset_copy(ret, &t->nodes.items[tc->node].cpus);
+		if (tc->package >= 0)
+			return cpuset_copy(ret, &t->packages.items[tc->package].cpus);
+		return cpuset_add(ret, cpu);
+	case TL_NODE:
+	case TL_NUMA:
+		if (tc->node < 0)
+			return cpuset_add(ret, cpu);
+		return numa_mask(c, (size_t)tc->node, c->l->numa_distances[tl->numa_level], ret);
+	}
+	return -EINVAL;
+}
+
+static unsigned level_flags(Ctx *c, const TopoLevel *tl, int level)
+{
+	unsigned f = SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE | SD_PREFER_SIBLING;
+	int relax = c->in->relax_level;
+
+	switch (tl->kind) {
+	case TL_SMT:
+		f |= SD_SHARE_CPUCAPACITY | SD_SHARE_LLC;
+		break;
+	case TL_CLS:
+		f |= SD_CLUSTER | SD_SHARE_LLC;
+		break;
+	case TL_MC:
+		f |= SD_SHARE_LLC;
+		break;
+	case TL_NUMA:
+		f &= ~SD_PREFER_SIBLING;
+		f |= SD_NUMA | SD_SERIALIZE;
+		if (c->l->numa_distances[tl->numa_level] > RECLAIM_DISTANCE)
+			f &= ~(SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_WAKE_AFFINE);
+		break;
+	}
+	if (relax >= 0 && level >= relax)
+		f &= ~(SD_BALANCE_WAKE | SD_BALANCE_NEWIDLE);
+	return f;
+}
+
+typedef struct Built {
+	SchedDomain *sd;
+	size_t n;
+} Built;
+
+static void built_done(Built *b)
+{
+	for (size_t i = 0; i < b->n; i++)
+		cpuset_done(&b->sd[i].span);
+	free(b->sd);
+	*b = (Built) {};
+}
+
+static int build_cpu(Ctx *c, unsigned cpu, Built *ret)
+{
+	Built b = {};
+	int r = 0;
+
+	b.sd = calloc(c->n_tl, sizeof(SchedDomain));
+	if (!b.sd)
+		return -ENOMEM;
+
+	for (size_t i = 0; i < c->n_tl; i++) {
+		SchedDomain *sd = &b.sd[b.n];
+
+		r = level_mask(c, &c->tl[i], cpu, &sd->span);
+		if (r < 0)
+			break;
+		b.n++;
+		cpuset_and(&sd->span, c->in->cpu_map);
+		if (i > 0 && !cpuset_is_subset(&b.sd[i - 1].span, &sd->span)) {
+			if (!strv_contains(c->l->warnings, "BUG: arch topology borken"))
+				(void)strv_extend(&c->l->warnings, "BUG: arch topology borken");
+			r = cpuset_or(&sd->span, &b.sd[i - 1].span);
+			if (r < 0)
+				break;
+		}
+		sd->level = (int)i;
+		sd->name = tl_names[c->tl[i].kind];
+		sd->flags = level_flags(c, &c->tl[i], sd->level);
+		if (c->tl[i].kind == TL_NODE || c->tl[i].kind == TL_NUMA)
+			sd->distance = c->l->numa_distances[c->tl[i].numa_level];
+		if (cpuset_equal(&sd->span, c->in->cpu_map))
+			break;
+	}
+	if (r < 0) {
+		built_done(&b);
+		return r;
+	}
+	*ret = b;
+	return 0;
+}
+
+/* sd_degenerate(): @child_span is the span of the level built below, or NULL. */
+static bool sd_degenerate(const SchedDomain *sd, const CpuSet *child_span)
+{
+	bool many_groups;
+
+	if (cpuset_count(&sd->span) == 1)
+		return true;
+	many_groups = child_span ? !cpuset_equal(child_span, &sd->span) : true;
+	if ((sd->flags & SD_DEGENERATE_GROUPS_MASK) && many_groups)
+		return false;
+	if (sd->flags & SD_WAKE_AFFINE)
+		return false;
+	return true;
+}
+
+static bool sd_parent_degenerate(const SchedDomain *sd, const SchedDomain *parent, const CpuSet *parent_child_span)
+{
+	unsigned pflags = parent->flags;
+
+	if (sd_degenerate(parent, parent_child_span))
+		return true;
+	if (!cpuset_equal(&sd->span, &parent->span))
+		return false;
+	/* Same span: the parent has a single group. */
+	pflags &= ~SD_DEGENERATE_GROUPS_MASK;
+	return !(~sd->flags & pflags);
+}
+
+/* cpu_attach_domain(): keep what is not degenerate. Consumes @b. */
+static int attach_cpu(Built *b, CpuDomains *ret)
+{
+	size_t *idx, n = b->n;
+	SchedDomain *out;
+	size_t t = 0;
+
+	idx = calloc(n ?: 1, sizeof(size_t));
+	if (!idx)
+		return -ENOMEM;
+	for (size_t i = 0; i < n; i++)
+		idx[i] = i;
+
+	while (t + 1 < n) {
+		SchedDomain *child = &b->sd[idx[t]], *parent = &b->sd[idx[t + 1]];
+
+		if (sd_parent_degenerate(child, parent, &b->sd[idx[t + 1] - 1].span)) {
+			if (parent->flags & SD_PREFER_SIBLING)
+				child->flags |= SD_PREFER_SIBLING;
+			memmove(idx + t + 1, idx + t + 2, (n - t - 2) * sizeof(size_t));
+			n--;
+		} else
+			t++;
+	}
+	if (n > 0 && sd_degenerate(&b->sd[idx[0]], idx[0] > 0 ? &b->sd[idx[0] - 1].span : NULL)) {
+		memmove(idx, idx + 1, (n - 1) * sizeof(size_t));
+		n--;
+	}
+
+	out = calloc(n ?: 1, sizeof(SchedDomain));
+	if (!out) {
+		free(idx);
+		return -ENOMEM;
+	}
+	for (size_t i = 0; i < n; i++) {
+		out[i] = b->sd[idx[i]];
+		b->sd[idx[i]].span = (CpuSet) {};
+	}
+	free(idx);
+	built_done(b);
+	*ret = (CpuDomains) { .sd = out, .n = n };
+	return 0;
+}
+
+/*
+ * build_overlap_sched_groups() + the sched_verbose check: the groups of an
+ * overlapping NUMA domain are the child spans of each member's own domain
+ * at that level; where members stopped building earlier (asymmetric SLITs)
+ * the union may miss CPUs, which the kernel reports.
+ */
+static int check_overlap_groups(Ctx *c, Built *all, CpuSet *cpu_map)
+{
+	CPUSET_FOREACH(cpu, cpu_map) {
+		Built *b = &all[cpu];
+
+		for (size_t i = 0; i < b->n; i++) {
+			const SchedDomain *sd = &b->sd[i];
+			CpuSet covered = {};
+			int r = 0;
+
+			if (!(sd->flags & SD_NUMA) || i == 0)
+				continue;
+			CPUSET_FOREACH(m, &sd->span) {
+				Built *o = &all[m];
+				size_t k = i;
+
+				if (o->n <= i || !cpuset_contains(&o->sd[i].span, (unsigned)m))
+					continue;
+				/* find_descended_sibling() */
+				while (k > 0 && !cpuset_is_subset(&o->sd[k - 1].span, &sd->span))
+					k--;
+				while (k > 1 && cpuset_equal(&o->sd[k - 1].span, &o->sd[k - 2].span))
+					k--;
+				r = cpuset_or(&covered, k > 0 ? &o->sd[k - 1].span : &o->sd[k].span);
+				if (r < 0)
+					break;
+			}
+			if (r >= 0 && !cpuset_equal(&covered, &sd->span)) {
+				char *w = strprintf("ERROR: groups don't span domain->span (cpu%d, level %d %s)", cpu,
+						    sd->level, sd->name);
+
+				r = w ? strv_push(&c->l->warnings, w) : -ENOMEM;
+			}
+			cpuset_done(&covered);
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+/* The node-crossing level at which SMT_BUDDY_ASSIST stops newidle balancing. */
+static void apply_newidle_restriction(Ctx *c)
+{
+	const Topology *t = c->t;
+	bool restrict_ = c->in->smt_buddy_assist && c->in->relax_level < 0;
+
+	c->l->newidle_limit = -1;
+	for (unsigned cpu = 0; cpu < c->l->n_slots; cpu++) {
+		CpuDomains *d = &c->l->cpus[cpu];
+		int node = t->cpus[cpu].node;
+
+		for (size_t i = 0; i < d->n; i++) {
+			SchedDomain *sd = &d->sd[i];
+			bool crosses = node >= 0 && !cpuset_is_subset(&sd->span, &t->nodes.items[node].cpus);
+
+			sd->newidle = sd->flags & SD_BALANCE_NEWIDLE;
+			if (restrict_ && crosses) {
+				sd->newidle = false;
+				if (c->l->newidle_limit < 0 || sd->level < c->l->newidle_limit)
+					c->l->newidle_limit = sd->level;
+			}
+		}
+	}
+}
+
+int domains_predict(const DomainInput *in, DomainLayout **ret)
+{
+	_cleanup_(domain_layout_freep) DomainLayout *l = NULL;
+	const Topology *t = in->topology;
+	_cleanup_free_ unsigned *dist = NULL;
+	Built *all = NULL;
+	size_t nn = t->nodes.n;
+	CpuSet map = {};
+	Ctx c = { .in = in, .t = t };
+	int r;
+
+	l = calloc(1, sizeof(DomainLayout));
+	if (!l)
+		return -ENOMEM;
+	l->n_slots = t->n_slots;
+	l->cpus = calloc(t->n_slots ?: 1, sizeof(CpuDomains));
+	if (!l->cpus)
+		return -ENOMEM;
+	c.l = l;
+
+	/* sched_init_numa(): unique distances among nodes that have CPUs or memory. */
+	dist = calloc(nn * nn ?: 1, sizeof(unsigned));
+	if (!dist)
+		return -ENOMEM;
+	for (size_t a = 0; a < nn; a++)
+		for (size_t b = 0; b < nn; b++) {
+			bool avg;
+
+			dist[a * nn + b] = domains_sched_distance(t, in->identity, in->caps, a, b, &avg);
+			l->averaged |= avg;
+			r = add_unique(&l->numa_distances, &l->n_numa_distances, dist[a * nn + b]);
+			if (r < 0)
+				return r;
+		}
+	c.dist = dist;
+
+	/* The topology table. */
+	c.tl[c.n_tl++] = (TopoLevel) { TL_SMT, 0 };
+	c.tl[c.n_tl++] = (TopoLevel) { TL_CLS, 0 };
+	c.tl[c.n_tl++] = (TopoLevel) { TL_MC, 0 };
+	if (!(is_x86(in->identity) && t->nodes_per_package > 1))
+		c.tl[c.n_tl++] = (TopoLevel) { TL_PKG, 0 };
+	for (size_t j = 0; j < l->n_numa_distances && c.n_tl < ELEMENTSOF(c.tl); j++)
+		c.tl[c.n_tl++] = (TopoLevel) { j == 0 ? TL_NODE : TL_NUMA, (unsigned)j };
+
+	r = cpuset_copy(&map, in->cpu_map);
+	if (r < 0)
+		return r;
+	cpuset_and(&map, &t->online);
+
+	all = calloc(t->n_slots ?: 1, sizeof(Built));
+	if (!all) {
+		cpuset_done(&map);
+		return -ENOMEM;
+	}
+	CPUSET_FOREACH(cpu, &map) {
+		r = build_cpu(&c, (unsigned)cpu, &all[cpu]);
+		if (r < 0)
+			goto out;
+	}
+	r = check_overlap_groups(&c, all, &map);
+	if (r < 0)
+		goto out;
+	CPUSET_FOREACH(cpu, &map) {
+		r = attach_cpu(&all[cpu], &l->cpus[cpu]);
+		if (r < 0)
+			goto out;
+	}
+	apply_newidle_restriction(&c);
+	*ret = TAKE_PTR(l);
+	r = 0;
+out:
+	for (unsigned i = 0; i < t->n_slots; i++)
+		built_done(&all[i]);
+	free(all);
+	cpuset_done(&map);
+	return r;
+}
+
+int sd_flags_to_string(unsigned flags, char **ret)
+{
+	static const char *const names[] = {
+		"BALANCE_NEWIDLE", "BALANCE_EXEC", "BALANCE_FORK", "BALANCE_WAKE", "WAKE_AFFINE",
+		"ASYM_CPUCAPACITY", "ASYM_CPUCAPACITY_FULL", "SHARE_CPUCAPACITY", "CLUSTER", "SHARE_LLC",
+		"SERIALIZE", "ASYM_PACKING", "PREFER_SIBLING", "NUMA",
+	};
+	StrBuf b = {};
+
+	for (size_t i = 0; i < ELEMENTSOF(names); i++)
+		if (flags & (1U << i))
+			strbuf_appendf(&b, "%s%s", b.len ? " " : "", names[i]);
+	return strbuf_steal(&b, ret);
+}
+
+int domain_layout_first_cross_node_level(const DomainLayout *l, const Topology *t)
+{
+	int best = -1;
+
+	for (unsigned cpu = 0; cpu < l->n_slots; cpu++) {
+		int node = t->cpus[cpu].node;
+
+		if (node < 0)
+			continue;
+		for (size_t i = 0; i < l->cpus[cpu].n; i++) {
+			const SchedDomain *sd = &l->cpus[cpu].sd[i];
+
+			if (!cpuset_is_subset(&sd->span, &t->nodes.items[node].cpus)) {
+				if (best < 0 || sd->level < best)
+					best = sd->level;
+				break;
+			}
+		}
+	}
+	return best;
+}
+
+typedef struct LevelSummary {
+	int level;
+	const char *name;
+	unsigned min_cpus, max_cpus;
+} LevelSummary;
+
+int domain_layout_format(const DomainLayout *l, unsigned cpu, char **ret)
+{
+	LevelSummary sum[64] = {};
+	size_t n_sum = 0;
+	StrBuf b = {};
+
+	if (cpu >= l->n_slots || l->cpus[cpu].n == 0)
+		strbuf_appendf(&b, "cpu%u: no scheduler domains (isolated, offline or alone)\n", cpu);
+	else {
+		strbuf_appendf(&b, "cpu%u:\n", cpu);
+		for (size_t i = 0; i < l->cpus[cpu].n; i++) {
+			const SchedDomain *sd = &l->cpus[cpu].sd[i];
+			_cleanup_free_ char *span = NULL;
+
+			if (cpuset_format_list(&sd->span, &span) < 0)
+				return -ENOMEM;
+			strbuf_appendf(&b, "  %d %-4s %4u cpus  %-28s newidle=%s", sd->level, sd->name,
+				       cpuset_count(&sd->span), span, sd->newidle ? "yes" : "no");
+			if (sd->distance)
+				strbuf_appendf(&b, " distance=%u", sd->distance);
+			strbuf_append(&b, "\n");
+		}
+	}
+
+	/* Per level over all CPUs: the range of span sizes. */
+	for (unsigned c = 0; c < l->n_slots; c++)
+		for (size_t i = 0; i < l->cpus[c].n; i++) {
+			const SchedDomain *sd = &l->cpus[c].sd[i];
+			unsigned w = cpuset_count(&sd->span);
+			size_t k;
+
+			for (k = 0; k < n_sum; k++)
+				if (sum[k].level == sd->level)
+					break;
+			if (k == n_sum) {
+				if (n_sum == ELEMENTSOF(sum))
+					continue;
+				sum[n_sum++] = (LevelSummary) { sd->level, sd->name, w, w };
+			}
+			sum[k].min_cpus = MIN(sum[k].min_cpus, w);
+			sum[k].max_cpus = MAX(sum[k].max_cpus, w);
+		}
+	/* sort by level */
+	for (size_t i = 1; i < n_sum; i++)
+		for (size_t j = i; j > 0 && sum[j - 1].level > sum[j].level; j--) {
+			LevelSummary tmp = sum[j];
+
+			sum[j] = sum[j - 1];
+			sum[j - 1] = tmp;
+		}
+	strbuf_append(&b, "levels:");
+	for (size_t i = 0; i < n_sum; i++) {
+		if (sum[i].min_cpus == sum[i].max_cpus)
+			strbuf_appendf(&b, " %d:%s(%u cpus)", sum[i].level, sum[i].name, sum[i].min_cpus);
+		else
+			strbuf_appendf(&b, " %d:%s(%u-%u cpus)", sum[i].level, sum[i].name, sum[i].min_cpus,
+				       sum[i].max_cpus);
+	}
+	strbuf_append(&b, "\n");
+	if (l->n_numa_distances > 0) {
+		strbuf_append(&b, "sched distances:");
+		for (size_t i = 0; i < l->n_numa_distances; i++)
+			strbuf_appendf(&b, " %u", l->numa_distances[i]);
+		strbuf_appendf(&b, "%s\n", l->averaged ? " (off-package distances averaged)" : "");
+	}
+	STRV_FOREACH(w, l->warnings)
+		strbuf_appendf(&b, "kernel would log: %s\n", *w);
+	return strbuf_steal(&b, ret);
+}

@@ -1,0 +1,92 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "cpuid.h"
+#include "cpuset.h"
+#include "kernel.h"
+#include "topology.h"
+
+/*
+ * A model of the kernel's scheduler-domain construction (kernel/sched/
+ * topology.c build_sched_domains() with the x86 topology table), used to
+ * predict the layout a setting will produce. Pure: values in, values out.
+ */
+
+/* include/linux/sched/sd_flags.h order (6.x/7.x). */
+enum {
+	SD_BALANCE_NEWIDLE = 1 << 0,
+	SD_BALANCE_EXEC = 1 << 1,
+	SD_BALANCE_FORK = 1 << 2,
+	SD_BALANCE_WAKE = 1 << 3,
+	SD_WAKE_AFFINE = 1 << 4,
+	SD_ASYM_CPUCAPACITY = 1 << 5,
+	SD_ASYM_CPUCAPACITY_FULL = 1 << 6,
+	SD_SHARE_CPUCAPACITY = 1 << 7,
+	SD_CLUSTER = 1 << 8,
+	SD_SHARE_LLC = 1 << 9,
+	SD_SERIALIZE = 1 << 10,
+	SD_ASYM_PACKING = 1 << 11,
+	SD_PREFER_SIBLING = 1 << 12,
+	SD_NUMA = 1 << 13,
+};
+
+/* Flags that need at least two groups to mean anything (SDF_NEEDS_GROUPS). */
+#define SD_DEGENERATE_GROUPS_MASK                                                              \
+	(SD_BALANCE_NEWIDLE | SD_BALANCE_EXEC | SD_BALANCE_FORK | SD_BALANCE_WAKE |             \
+	 SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL | SD_SHARE_CPUCAPACITY | SD_CLUSTER |  \
+	 SD_SHARE_LLC | SD_SERIALIZE | SD_ASYM_PACKING | SD_PREFER_SIBLING | SD_NUMA)
+
+typedef struct SchedDomain {
+	int level;          /* sd->level: counts degenerate levels too */
+	const char *name;   /* SMT CLS MC PKG NODE NUMA */
+	unsigned flags;
+	unsigned distance;  /* NUMA/NODE levels: the distance the mask stands for */
+	CpuSet span;
+	/* SMT_BUDDY_ASSIST limits newidle balancing to levels below LLC/node. */
+	bool newidle;       /* effective: flag set and not restricted */
+} SchedDomain;
+
+typedef struct CpuDomains {
+	SchedDomain *sd;    /* attached domains, bottom-up */
+	size_t n;
+} CpuDomains;
+
+typedef struct DomainInput {
+	const Topology *topology;
+	const CpuIdentity *identity;
+	const KernelCaps *caps;
+	const CpuSet *cpu_map;    /* CPUs that get domains (online minus isolated) */
+	int relax_level;          /* -1: none requested */
+	bool smt_buddy_assist;    /* newidle restriction when no relax level */
+} DomainInput;
+
+typedef struct DomainLayout {
+	unsigned n_slots;
+	CpuDomains *cpus;         /* [n_slots]; empty for CPUs outside cpu_map */
+	unsigned *numa_distances; /* sorted unique sched distances */
+	size_t n_numa_distances;
+	bool averaged;            /* off-package distances averaged (SNC-3 style) */
+	int newidle_limit;        /* levels >= this skip newidle via SMT_BUDDY_ASSIST, -1 none */
+	char **warnings;          /* what the kernel would print (ERROR: ...) */
+} DomainLayout;
+
+DomainLayout *domain_layout_free(DomainLayout *l);
+DEFINE_TRIVIAL_CLEANUP_FUNC(DomainLayout *, domain_layout_free);
+
+int domains_predict(const DomainInput *in, DomainLayout **ret);
+
+/* The distance the scheduler uses between two node indexes (after averaging). */
+unsigned domains_sched_distance(const Topology *t, const CpuIdentity *id, const KernelCaps *caps, size_t a,
+				size_t b, bool *ret_averaged);
+
+/* "NEWIDLE|EXEC|..." without the SD_ prefix. */
+int sd_flags_to_string(unsigned flags, char **ret);
+
+/*
+ * Readable text: the domains of @cpu, then one line per level with how many
+ * distinct spans of which sizes it has over all CPUs.
+ */
+int domain_layout_format(const DomainLayout *l, unsigned cpu, char **ret);
+
+/* Lowest level whose span crosses a NUMA node, -1 if none. */
+int domain_layout_first_cross_node_level(const DomainLayout *l, const Topology *t);

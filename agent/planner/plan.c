@@ -1,0 +1,502 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The planner. Pure: takes the identity, topology, kernel capabilities and
+ * effective settings by value and returns a Plan; no I/O, no logging.
+ * Depends on the types of cpuid, topology, kernel and profile, and on the
+ * domain model in domains.c.
+ */
+#include "planner.h"
+#include "strutil.h"
+
+static const char *const setting_id_table[_SETTING_MAX] = {
+	[SETTING_SMT_BUDDY_ASSIST] = "smt_buddy_assist",
+	[SETTING_RELAX_DOMAIN_LEVEL] = "relax_domain_level",
+	[SETTING_ISOLATED_CPUS] = "isolated_cpus",
+};
+DEFINE_STRING_TABLE_LOOKUP(setting_id, SettingId);
+
+static const char *const step_action_table[_STEP_ACTION_MAX] = {
+	[STEP_SET] = "set",
+	[STEP_NONE] = "in-sync",
+	[STEP_KEEP] = "keep",
+	[STEP_NOT_APPLICABLE] = "not-applicable",
+	[STEP_UNSUPPORTED] = "unsupported",
+	[STEP_PENDING_REBOOT] = "pending-reboot",
+	[STEP_REFUSED] = "refused",
+};
+DEFINE_STRING_TABLE_LOOKUP(step_action, StepAction);
+
+static const char *const control_table[_CONTROL_MAX] = {
+	[CONTROL_NONE] = "-",
+	[CONTROL_SYSCTL_SMT_BUDDY] = "sysctl kernel.sched_smt_buddy_assist",
+	[CONTROL_DEBUGFS_FEATURES] = "debugfs sched/features",
+	[CONTROL_SYSCTL_RELAX] = "sysctl kernel.sched_relax_domain_level",
+	[CONTROL_CGROUP_V1_RELAX] = "cgroup v1 cpuset.sched_relax_domain_level",
+	[CONTROL_KERNEL_CMDLINE] = "kernel command line",
+	[CONTROL_CPUSET_PARTITION] = "cgroup v2 isolated partition topotune-isolated.slice",
+};
+DEFINE_STRING_TABLE_LOOKUP(control, Control);
+
+static void step_done(PlanStep *s)
+{
+	free(s->from);
+	free(s->to);
+	free(s->why);
+	origin_done(&s->origin);
+}
+
+Plan *plan_free(Plan *p)
+{
+	if (!p)
+		return NULL;
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		step_done(&p->steps[i]);
+	free(p->profile);
+	cpuset_done(&p->isolated);
+	cpuset_done(&p->housekeeping);
+	free(p->kernel_cmdline);
+	domain_layout_free(p->layout);
+	free(p);
+	return NULL;
+}
+
+_printf_(5, 6) static int step_set(PlanStep *s, StepAction a, Control c, const Origin *o, const char *why_fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	s->action = a;
+	s->control = c;
+	free(s->why);
+	va_start(ap, why_fmt);
+	r = vasprintf(&s->why, why_fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		s->why = NULL;
+		return -ENOMEM;
+	}
+	return o ? origin_copy(&s->origin, o) : 0;
+}
+
+static int text(char **dst, const char *fmt, ...) _printf_(2, 3);
+static int text(char **dst, const char *fmt, ...)
+{
+	va_list ap;
+	int r;
+
+	free(*dst);
+	va_start(ap, fmt);
+	r = vasprintf(dst, fmt, ap);
+	va_end(ap);
+	if (r < 0) {
+		*dst = NULL;
+		return -ENOMEM;
+	}
+	return 0;
+}
+
+static const char *onoff(int v)
+{
+	return v < 0 ? "unknown" : v ? "on" : "off";
+}
+
+static int plan_smt_buddy(const PlanInput *in, Plan *p)
+{
+	const ProfileSettings *s = in->settings;
+	const KernelCaps *k = in->caps;
+	PlanStep *st = &p->steps[SETTING_SMT_BUDDY_ASSIST];
+	const Origin *o = &s->smt_buddy_assist_origin;
+	bool want = s->smt_buddy_assist == SMT_BUDDY_ON;
+	int r;
+
+	st->setting = SETTING_SMT_BUDDY_ASSIST;
+	p->smt_buddy_assist = k->smt_buddy_current > 0;
+	r = text(&st->from, "%s", (k->smt_buddy_sysctl || k->smt_buddy_debugfs) ? onoff(k->smt_buddy_current)
+										    : "absent");
+	if (r < 0)
+		return r;
+	r = text(&st->to, "%s", s->smt_buddy_assist == SMT_BUDDY_KEEP ? st->from : onoff(want));
+	if (r < 0)
+		return r;
+
+	if (s->smt_buddy_assist == SMT_BUDDY_KEEP)
+		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "smt_buddy_assist = keep: left as the kernel has it");
+	if (!k->smt_buddy_sysctl && !k->smt_buddy_debugfs)
+		return step_set(st, STEP_UNSUPPORTED, CONTROL_NONE, o,
+				"kernel lacks SMT_BUDDY_ASSIST (needs the topotune kernel series)");
+	if (want && in->topology->threads_per_core <= 1)
+		return step_set(st, STEP_NOT_APPLICABLE, CONTROL_NONE, o,
+				"no SMT siblings on this machine: nothing to push to");
+	if (k->smt_buddy_current == (int)want)
+		return step_set(st, STEP_NONE, k->smt_buddy_sysctl ? CONTROL_SYSCTL_SMT_BUDDY : CONTROL_DEBUGFS_FEATURES,
+				o, "already %s", onoff(want));
+	p->smt_buddy_assist = want;
+	if (k->smt_buddy_sysctl)
+		return step_set(st, STEP_SET, CONTROL_SYSCTL_SMT_BUDDY, o, "profile wants %s", onoff(want));
+	if (k->lockdown) {
+		p->smt_buddy_assist = k->smt_buddy_current > 0;
+		return step_set(st, STEP_UNSUPPORTED, CONTROL_DEBUGFS_FEATURES, o,
+				"only the debugfs control exists and lockdown (%s) makes debugfs read-only",
+				k->lockdown_mode);
+	}
+	return step_set(st, STEP_SET, CONTROL_DEBUGFS_FEATURES, o, "profile wants %s (no sysctl: debugfs)", onoff(want));
+}
+
+static int predict(const PlanInput *in, const CpuSet *isolated, int relax, bool smt, DomainLayout **ret)
+{
+	CpuSet map = {};
+	DomainInput di = {
+		.topology = in->topology,
+		.identity = in->identity,
+		.caps = in->caps,
+		.relax_level = relax,
+		.smt_buddy_assist = smt,
+	};
+	int r;
+
+	r = cpuset_copy(&map, &in->topology->online);
+	if (r < 0)
+		return r;
+	cpuset_andnot(&map, isolated);
+	di.cpu_map = &map;
+	r = domains_predict(&di, ret);
+	cpuset_done(&map);
+	return r;
+}
+
+int plan_auto_relax_level(const PlanInput *in)
+{
+	_cleanup_(domain_layout_freep) DomainLayout *l = NULL;
+	CpuSet none = {};
+	int r;
+
+	r = predict(in, &none, -1, false, &l);
+	if (r < 0)
+		return r;
+	return domain_layout_first_cross_node_level(l, in->topology);
+}
+
+static int plan_relax(const PlanInput *in, Plan *p)
+{
+	const ProfileSettings *s = in->settings;
+	const KernelCaps *k = in->caps;
+	PlanStep *st = &p->steps[SETTING_RELAX_DOMAIN_LEVEL];
+	const Origin *o = &s->relax_origin;
+	int want, r;
+	_cleanup_free_ char *derivation = NULL;
+
+	st->setting = SETTING_RELAX_DOMAIN_LEVEL;
+	p->relax_level = k->relax_current;
+	r = text(&st->from, "%d", k->relax_current);
+	if (r < 0)
+		return r;
+
+	switch (s->relax_mode) {
+	case RELAX_KEEP:
+		r = text(&st->to, "%s", st->from);
+		if (r < 0)
+			return r;
+		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "relax_domain_level = keep");
+	case RELAX_AUTO:
+		want = plan_auto_relax_level(in);
+		if (want < -1)
+			return want;
+		derivation = want >= 0 ? strprintf("auto: level %d is the lowest that crosses a NUMA node", want)
+				       : strdup("auto: no level crosses a NUMA node, kernel default");
+		if (!derivation)
+			return -ENOMEM;
+		break;
+	case RELAX_LEVEL:
+		want = s->relax_level;
+		derivation = strprintf("relax_domain_level = %d", want);
+		if (!derivation)
+			return -ENOMEM;
+		break;
+	default:
+		return -EINVAL;
+	}
+
+	r = text(&st->to, "%d", want);
+	if (r < 0)
+		return r;
+	if (want == k->relax_current)
+		return step_set(st, STEP_NONE,
+				k->relax_sysctl ? CONTROL_SYSCTL_RELAX :
+				k->relax_cgroup_v1 ? CONTROL_CGROUP_V1_RELAX : CONTROL_KERNEL_CMDLINE,
+				o, "%s; already in effect", derivation);
+	if (k->relax_sysctl || k->relax_cgroup_v1) {
+		p->relax_level = want;
+		return step_set(st, STEP_SET, k->relax_sysctl ? CONTROL_SYSCTL_RELAX : CONTROL_CGROUP_V1_RELAX, o,
+				"%s", derivation);
+	}
+	r = want >= 0 ? text(&p->kernel_cmdline, "relax_domain_level=%d", want)
+		      : text(&p->kernel_cmdline, "-relax_domain_level");
+	if (r < 0)
+		return r;
+	return step_set(st, STEP_PENDING_REBOOT, CONTROL_KERNEL_CMDLINE, o,
+			"%s; no runtime control on this kernel: %s the kernel command line and reboot", derivation,
+			want >= 0 ? "add relax_domain_level= to" : "remove relax_domain_level= from");
+}
+
+/* Add the last @n cores of @group (ordered by first CPU) to @ret, leaving one. */
+static int take_last_cores(const Topology *t, const CpuSet *group, unsigned n, CpuSet *ret, unsigned *ret_taken)
+{
+	unsigned taken = 0, cores = 0;
+	int r;
+
+	CPUSET_FOREACH(cpu, group)
+		if (t->cpus[cpu].core >= 0 && cpuset_first(&t->cores.items[t->cpus[cpu].core].cpus) == cpu)
+			cores++;
+	for (int cpu = cpuset_last(group); cpu >= 0 && taken < n && cores - taken > 1; cpu--) {
+		const CpuSet *core;
+
+		if (!cpuset_contains(group, (unsigned)cpu) || t->cpus[cpu].core < 0)
+			continue;
+		core = &t->cores.items[t->cpus[cpu].core].cpus;
+		if (cpuset_first(core) != cpu || cpuset_intersects(core, ret))
+			continue;
+		r = cpuset_or(ret, core);
+		if (r < 0)
+			return r;
+		taken++;
+	}
+	if (ret_taken)
+		*ret_taken = taken;
+	return 0;
+}
+
+int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSet *ret)
+{
+	CpuSet set = {};
+	int r = 0;
+
+	if (mode == ISOLATION_PER_LLC) {
+		for (size_t i = 0; i < t->llcs.n && r >= 0; i++)
+			r = take_last_cores(t, &t->llcs.items[i].cpus, n, &set, NULL);
+	} else if (mode == ISOLATION_PER_NODE) {
+		for (size_t i = 0; i < t->nodes.n && r >= 0; i++) {
+			const CpuSet *node = &t->nodes.items[i].cpus;
+			unsigned need = n;
+
+			if (cpuset_is_empty(node))
+				continue;
+			/* Fill from the node's last LLC backwards so the set shares caches. */
+			for (size_t j = t->llcs.n; j > 0 && need > 0 && r >= 0; j--) {
+				CpuSet part = {};
+				unsigned got = 0;
+
+				if (!cpuset_intersects(&t->llcs.items[j - 1].cpus, node))
+					continue;
+				r = cpuset_copy(&part, &t->llcs.items[j - 1].cpus);
+				if (r >= 0) {
+					cpuset_and(&part, node);
+					/* Keep one core per node: only the node's first LLC may not be emptied. */
+					if (cpuset_first(&part) == cpuset_first(node))
+						r = take_last_cores(t, &part, need, &set, &got);
+					else {
+						CpuSet tmp = {};
+
+						r = cpuset_copy(&tmp, &part);
+						if (r >= 0)
+							r = cpuset_add(&tmp, (unsigned)cpuset_first(node));
+						if (r >= 0)
+							r = take_last_cores(t, &tmp, need, &set, &got);
+						cpuset_done(&tmp);
+					}
+				}
+				cpuset_done(&part);
+				need -= MIN(need, got);
+			}
+			if (t->llcs.n == 0 && r >= 0)
+				r = take_last_cores(t, node, n, &set, NULL);
+		}
+	} else
+		r = -EINVAL;
+	if (r < 0) {
+		cpuset_done(&set);
+		return r;
+	}
+	cpuset_done(ret);
+	*ret = set;
+	return 0;
+}
+
+static int plan_isolation(const PlanInput *in, Plan *p)
+{
+	const ProfileSettings *s = in->settings;
+	const KernelCaps *k = in->caps;
+	const Topology *t = in->topology;
+	PlanStep *st = &p->steps[SETTING_ISOLATED_CPUS];
+	const Origin *o = &s->isolation_origin;
+	_cleanup_free_ char *cur = NULL, *want_text = NULL;
+	CpuSet want = {};
+	int r;
+
+	st->setting = SETTING_ISOLATED_CPUS;
+	r = cpuset_copy(&p->isolated, &k->isolated);
+	if (r < 0)
+		return r;
+	r = cpuset_format_list(&k->isolated, &cur);
+	if (r < 0)
+		return r;
+	r = text(&st->from, "%s", !k->isolated_known ? "unknown" : *cur ? cur : "none");
+	if (r < 0)
+		return r;
+
+	switch (s->isolation) {
+	case ISOLATION_KEEP:
+		r = text(&st->to, "%s", st->from);
+		if (r < 0)
+			return r;
+		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "isolated_cpus = keep");
+	case ISOLATION_NONE:
+		break;
+	case ISOLATION_LIST:
+		r = cpuset_copy(&want, &s->isolated_cpus);
+		break;
+	case ISOLATION_PER_LLC:
+	case ISOLATION_PER_NODE:
+		r = plan_auto_isolation(t, s->isolation, s->isolated_per_group, &want);
+		break;
+	default:
+		r = -EINVAL;
+	}
+	if (r >= 0)
+		r = cpuset_format_list(&want, &want_text);
+	if (r >= 0)
+		r = text(&st->to, "%s", *want_text ? want_text : "none");
+	if (r < 0)
+		goto out;
+
+	if (!cpuset_is_subset(&want, &t->online)) {
+		CpuSet bad = {};
+		_cleanup_free_ char *b = NULL;
+
+		r = cpuset_copy(&bad, &want);
+		if (r >= 0) {
+			cpuset_andnot(&bad, &t->online);
+			r = cpuset_format_list(&bad, &b);
+		}
+		cpuset_done(&bad);
+		if (r >= 0)
+			r = step_set(st, STEP_REFUSED, CONTROL_NONE, o, "CPUs %s are not online", b);
+		goto out;
+	}
+	{
+		CpuSet hk = {};
+
+		r = cpuset_copy(&hk, &t->online);
+		if (r >= 0) {
+			cpuset_andnot(&hk, &want);
+			if (cpuset_is_empty(&hk))
+				r = step_set(st, STEP_REFUSED, CONTROL_NONE, o, "no housekeeping CPU would remain");
+		}
+		cpuset_done(&hk);
+		if (r < 0 || st->action == STEP_REFUSED)
+			goto out;
+	}
+	if (s->housekeeping_smt == HOUSEKEEPING_WHOLE_CORES)
+		for (size_t i = 0; i < t->cores.n; i++) {
+			const CpuSet *core = &t->cores.items[i].cpus;
+
+			if (cpuset_intersects(core, &want) && !cpuset_is_subset(core, &want)) {
+				_cleanup_free_ char *c = NULL;
+
+				r = cpuset_format_list(core, &c);
+				if (r >= 0)
+					r = step_set(st, STEP_REFUSED, CONTROL_NONE, o,
+						     "would split the SMT siblings %s (housekeeping_smt = whole-cores)", c);
+				goto out;
+			}
+		}
+
+	if (k->isolated_known && cpuset_equal(&want, &k->isolated))
+		r = step_set(st, STEP_NONE, CONTROL_CPUSET_PARTITION, o, "already isolated as wanted");
+	else if (!k->cgroup_v2_cpuset || !k->cpuset_partitions)
+		r = step_set(st, STEP_UNSUPPORTED, CONTROL_NONE, o,
+			     "isolation needs cgroup v2 cpuset partitions (%s)",
+			     !k->cgroup_v2 ? "no cgroup v2 hierarchy; cgroup v1 is refused" :
+			     !k->cgroup_v2_cpuset ? "cpuset controller not available" : "kernel older than 5.11");
+	else {
+		r = cpuset_copy(&p->isolated, &want);
+		if (r >= 0)
+			r = step_set(st, STEP_SET, CONTROL_CPUSET_PARTITION, o, "%s",
+				     s->isolation == ISOLATION_PER_LLC ? "auto: last cores of every LLC" :
+				     s->isolation == ISOLATION_PER_NODE ? "auto: last cores of every node" :
+				     s->isolation == ISOLATION_NONE ? "no isolated CPUs wanted" : "explicit list");
+	}
+out:
+	cpuset_done(&want);
+	return r;
+}
+
+int plan_compute(const PlanInput *in, Plan **ret)
+{
+	_cleanup_(plan_freep) Plan *p = NULL;
+	int r;
+
+	p = calloc(1, sizeof(Plan));
+	if (!p)
+		return -ENOMEM;
+	p->profile = strdup(in->profile ?: "(none)");
+	if (!p->profile)
+		return -ENOMEM;
+
+	r = plan_smt_buddy(in, p);
+	if (r < 0)
+		return r;
+	r = plan_relax(in, p);
+	if (r < 0)
+		return r;
+	r = plan_isolation(in, p);
+	if (r < 0)
+		return r;
+
+	r = cpuset_copy(&p->housekeeping, &in->topology->online);
+	if (r < 0)
+		return r;
+	cpuset_andnot(&p->housekeeping, &p->isolated);
+
+	r = predict(in, &p->isolated, p->relax_level, p->smt_buddy_assist, &p->layout);
+	if (r < 0)
+		return r;
+
+	*ret = TAKE_PTR(p);
+	return 0;
+}
+
+int plan_format(const Plan *p, unsigned cpu, char **ret)
+{
+	_cleanup_free_ char *layout = NULL, *iso = NULL, *hk = NULL;
+	StrBuf b = {};
+	int r;
+
+	strbuf_appendf(&b, "Profile: %s\n", p->profile);
+	strbuf_append(&b, "Steps:\n");
+	for (size_t i = 0; i < _SETTING_MAX; i++) {
+		const PlanStep *s = &p->steps[i];
+		_cleanup_free_ char *o = origin_to_string(&s->origin);
+
+		strbuf_appendf(&b, "  %-18s %-14s %s -> %s", setting_id_to_string(s->setting),
+			       step_action_to_string(s->action), s->from, s->to);
+		if (s->control != CONTROL_NONE)
+			strbuf_appendf(&b, " via %s", control_to_string(s->control));
+		strbuf_appendf(&b, "\n      why: %s\n      from: %s\n", s->why, o ?: "?");
+	}
+	if (p->kernel_cmdline)
+		strbuf_appendf(&b, "Pending reboot: kernel command line %s\n", p->kernel_cmdline);
+
+	r = cpuset_format_list(&p->isolated, &iso);
+	if (r >= 0)
+		r = cpuset_format_list(&p->housekeeping, &hk);
+	if (r >= 0)
+		r = domain_layout_format(p->layout, cpu, &layout);
+	if (r < 0) {
+		strbuf_done(&b);
+		return r;
+	}
+	strbuf_appendf(&b, "Isolated: %s\nHousekeeping: %s\n", *iso ? iso : "none", hk);
+	strbuf_appendf(&b, "Predicted scheduler domains (relax_domain_level %d, SMT_BUDDY_ASSIST %s):\n%s",
+		       p->relax_level, p->smt_buddy_assist ? "on" : "off", layout);
+	return strbuf_steal(&b, ret);
+}

@@ -1,0 +1,98 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "cpuid.h"
+#include "domains.h"
+#include "kernel.h"
+#include "profile.h"
+#include "topology.h"
+
+/*
+ * The planner: (identity, topology, kernel capabilities, effective profile
+ * settings) -> Plan. Pure: no I/O, no logging, no clock. Every step says
+ * what it would change, through which control, and why.
+ */
+
+typedef enum SettingId {
+	SETTING_SMT_BUDDY_ASSIST,
+	SETTING_RELAX_DOMAIN_LEVEL,
+	SETTING_ISOLATED_CPUS,
+	_SETTING_MAX,
+	_SETTING_INVALID = -EINVAL,
+} SettingId;
+
+typedef enum StepAction {
+	STEP_SET,              /* change through @control */
+	STEP_NONE,             /* already as desired */
+	STEP_KEEP,             /* the profile says keep: not touched */
+	STEP_NOT_APPLICABLE,   /* e.g. SMT feature on a machine without SMT */
+	STEP_UNSUPPORTED,      /* the kernel lacks the control */
+	STEP_PENDING_REBOOT,   /* only a boot parameter can do it */
+	STEP_REFUSED,          /* the desired value is unsafe or invalid here */
+	_STEP_ACTION_MAX,
+	_STEP_ACTION_INVALID = -EINVAL,
+} StepAction;
+
+typedef enum Control {
+	CONTROL_NONE,
+	CONTROL_SYSCTL_SMT_BUDDY,     /* /proc/sys/kernel/sched_smt_buddy_assist */
+	CONTROL_DEBUGFS_FEATURES,     /* /sys/kernel/debug/sched/features */
+	CONTROL_SYSCTL_RELAX,         /* /proc/sys/kernel/sched_relax_domain_level */
+	CONTROL_CGROUP_V1_RELAX,      /* /sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level */
+	CONTROL_KERNEL_CMDLINE,       /* relax_domain_level= at next boot */
+	CONTROL_CPUSET_PARTITION,     /* topotune-isolated.slice, cpuset.cpus.partition */
+	_CONTROL_MAX,
+	_CONTROL_INVALID = -EINVAL,
+} Control;
+
+typedef struct PlanStep {
+	SettingId setting;
+	StepAction action;
+	Control control;
+	char *from;       /* current value as text ("unknown" when not readable) */
+	char *to;         /* desired value as text */
+	char *why;        /* one line: the rule or derivation */
+	Origin origin;    /* where the desired value came from */
+} PlanStep;
+
+typedef struct PlanInput {
+	const CpuIdentity *identity;
+	const Topology *topology;
+	const KernelCaps *caps;
+	const ProfileSettings *settings;
+	const char *profile;           /* name, for the text */
+} PlanInput;
+
+typedef struct Plan {
+	char *profile;
+	PlanStep steps[_SETTING_MAX];
+	CpuSet isolated, housekeeping;
+	int relax_level;               /* effective after the plan, -1 default */
+	bool smt_buddy_assist;         /* effective after the plan */
+	char *kernel_cmdline;          /* arguments to add for pending-reboot steps */
+	DomainLayout *layout;          /* predicted after the plan */
+} Plan;
+
+const char *setting_id_to_string(SettingId s) _const_;
+SettingId setting_id_from_string(const char *s) _pure_;
+const char *step_action_to_string(StepAction a) _const_;
+StepAction step_action_from_string(const char *s) _pure_;
+const char *control_to_string(Control c) _const_;
+Control control_from_string(const char *s) _pure_;
+
+Plan *plan_free(Plan *p);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
+
+int plan_compute(const PlanInput *in, Plan **ret);
+
+/* auto relax level: the lowest level crossing a NUMA node, -1 if none. */
+int plan_auto_relax_level(const PlanInput *in);
+
+/*
+ * Isolated CPUs for auto:<n>-per-llc / auto:<n>-per-node: the last @n whole
+ * cores of each group, taken from one LLC where a node has several.
+ */
+int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSet *ret);
+
+/* Readable plan: steps, then the predicted layout of cpu @cpu. */
+int plan_format(const Plan *p, unsigned cpu, char **ret);

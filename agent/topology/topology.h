@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+
+#include "cpuset.h"
+#include "macro.h"
+
+/*
+ * The machine's CPU topology as sysfs shows it: CPUs, SMT siblings, cores,
+ * clusters, dies, packages, L2 and last-level cache groups, NUMA nodes and
+ * their distances. Everything is read below a root fd. What is missing is
+ * recorded in @notes (naming the path) and left unknown; nothing is guessed
+ * and presented as fact.
+ */
+
+typedef struct TopoCpu {
+	bool online;
+	/* Kernel ids as sysfs reports them; -1 unknown. */
+	int package_id, die_id, cluster_id, core_id, node_id;
+	/* Indexes into the Topology group arrays; -1 unknown. */
+	int package, die, cluster, core, l2, llc, node;
+} TopoCpu;
+
+typedef struct TopoGroup {
+	int id;        /* kernel id of the package/die/node/cache; -1 none */
+	CpuSet cpus;   /* online CPUs of the group */
+} TopoGroup;
+
+typedef struct TopoGroupList {
+	TopoGroup *items;
+	size_t n;
+} TopoGroupList;
+
+typedef struct Topology {
+	unsigned n_slots;          /* highest possible CPU number + 1 */
+	TopoCpu *cpus;             /* [n_slots] */
+	CpuSet possible, present, online, offline;
+
+	TopoGroupList packages, dies, clusters, cores, l2s, llcs, nodes;
+	unsigned llc_level;        /* cache level of the LLC groups, 0 unknown */
+
+	/* nodes.n x nodes.n, by node index; NULL when any row is missing. */
+	unsigned *distance;
+
+	unsigned threads_per_core; /* max SMT width seen */
+	unsigned nodes_per_package;/* max number of CPU nodes in one package */
+	bool nodes_synthetic;      /* no node/ directory: one node assumed */
+
+	char **notes;              /* "PATH: what is missing or odd" */
+} Topology;
+
+Topology *topology_free(Topology *t);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Topology *, topology_free);
+
+int topology_load(int root_fd, Topology **ret);
+
+static inline unsigned topology_distance(const Topology *t, size_t a, size_t b)
+{
+	return t->distance ? t->distance[a * t->nodes.n + b] : 0;
+}
+
+/* Number of nodes that have at least one online CPU. */
+unsigned topology_cpu_nodes(const Topology *t);
+/* Node index of a node id, or -1. */
+int topology_node_index(const Topology *t, int node_id);
