@@ -121,6 +121,8 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 
 	if (s->smt_buddy_assist == SMT_BUDDY_KEEP)
 		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "smt_buddy_assist = keep: left as the kernel has it");
+	if (!k->smt_buddy_sysctl && !k->smt_buddy_debugfs && !want)
+		return step_set(st, STEP_NONE, CONTROL_NONE, o, "kernel lacks SMT_BUDDY_ASSIST, which is as good as off");
 	if (!k->smt_buddy_sysctl && !k->smt_buddy_debugfs)
 		return step_set(st, STEP_UNSUPPORTED, CONTROL_NONE, o,
 				"kernel lacks SMT_BUDDY_ASSIST (needs the topotune kernel series)");
@@ -222,7 +224,7 @@ static int plan_relax(const PlanInput *in, Plan *p)
 	if (want == k->relax_current)
 		return step_set(st, STEP_NONE,
 				k->relax_sysctl ? CONTROL_SYSCTL_RELAX :
-				k->relax_cgroup_v1 ? CONTROL_CGROUP_V1_RELAX : CONTROL_KERNEL_CMDLINE,
+				k->relax_cgroup_v1 ? CONTROL_CGROUP_V1_RELAX : CONTROL_NONE,
 				o, "%s; already in effect", derivation);
 	if (k->relax_sysctl || k->relax_cgroup_v1) {
 		p->relax_level = want;
@@ -379,7 +381,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		}
 		cpuset_done(&bad);
 		if (r >= 0)
-			r = step_set(st, STEP_REFUSED, CONTROL_NONE, o, "CPUs %s are not online", b);
+			r = step_set(st, STEP_REFUSED, CONTROL_NONE, o, "not online: %s", b);
 		goto out;
 	}
 	{

@@ -1,0 +1,224 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Planner specification: for each seed machine and setting, the plan and
+ * the predicted scheduler domains of cpu0, as readable text. Pure: the
+ * topologies are built in memory, the kernel capabilities are values.
+ */
+#include "planner.h"
+#include "strutil.h"
+#include "test.h"
+#include "topo-build.h"
+
+/* The GNR SNC-3 SLIT from the comment above slit_cluster_distance(). */
+static const unsigned slit_snc3[36] = {
+	10, 15, 17, 21, 28, 26,
+	15, 10, 15, 23, 26, 23,
+	17, 15, 10, 26, 23, 21,
+	21, 28, 26, 10, 15, 17,
+	23, 26, 23, 15, 10, 15,
+	26, 23, 21, 17, 15, 10,
+};
+
+/* AMD Turin NPS=10 x 2: local 10, same socket 12, other socket 32. */
+static unsigned slit_turin[400];
+/* Siena NPS2 + LLC-as-node: local 10, same half 11, other half 12. */
+static unsigned slit_siena[64];
+
+static void init_slits(void)
+{
+	for (unsigned a = 0; a < 20; a++)
+		for (unsigned b = 0; b < 20; b++)
+			slit_turin[a * 20 + b] = a == b ? 10 : a / 10 == b / 10 ? 12 : 32;
+	for (unsigned a = 0; a < 8; a++)
+		for (unsigned b = 0; b < 8; b++)
+			slit_siena[a * 8 + b] = a == b ? 10 : a / 4 == b / 4 ? 11 : 12;
+}
+
+static const TopoSpec hygon_nps3 = { 2, 96, 2, 3, 8, slit_snc3, NULL };
+static const TopoSpec hygon_nps1 = { 2, 96, 2, 1, 8, (const unsigned[]) { 10, 24, 24, 10 }, NULL };
+static const TopoSpec turin_nps10 = { 2, 160, 2, 10, 16, slit_turin, NULL };
+static const TopoSpec siena_nps2llc = { 1, 64, 2, 8, 8, slit_siena, NULL };
+static const TopoSpec gnr_snc3 = { 2, 96, 2, 3, 0, slit_snc3, NULL };
+static const TopoSpec vm_2cpu = { 1, 2, 1, 1, 0, NULL, NULL };
+static const TopoSpec vm_offline = { 1, 4, 2, 1, 0, NULL, "3" };
+
+static const CpuIdentity hygon_7447v = { .vendor = CPU_VENDOR_HYGON, .arch = "x86", .have_family = true,
+					 .family = 0x18, .model = 7 };
+static const CpuIdentity amd_turin = { .vendor = CPU_VENDOR_AMD, .arch = "x86", .have_family = true,
+				       .family = 0x1a, .model = 0x11 };
+static const CpuIdentity amd_siena = { .vendor = CPU_VENDOR_AMD, .arch = "x86", .have_family = true,
+				       .family = 0x19, .model = 0xa0 };
+static const CpuIdentity intel_gnr = { .vendor = CPU_VENDOR_INTEL, .arch = "x86", .have_family = true,
+				       .family = 6, .model = 0xad };
+static const CpuIdentity intel_vm = { .vendor = CPU_VENDOR_INTEL, .arch = "x86", .have_family = true,
+				      .family = 6, .model = 6 };
+
+enum { K_STOCK, K_PATCHED, K_LOCKDOWN_DEBUGFS, K_CGROUP_V1 };
+
+typedef struct Case {
+	const char *name;
+	const TopoSpec *topo;
+	const CpuIdentity *id;
+	int kernel;
+	SmtBuddyMode smt;
+	RelaxMode relax;
+	int relax_level;
+	IsolationMode iso;
+	const char *iso_list;
+	unsigned per_group;
+	const char *want;
+} Case;
+
+#include "test-planner-cases.h"
+
+static void make_caps(int kind, KernelCaps *k)
+{
+	switch (kind) {
+	case K_STOCK:
+		kernel_caps_stock(k);
+		break;
+	case K_PATCHED:
+		kernel_caps_patched(k);
+		break;
+	case K_LOCKDOWN_DEBUGFS:
+		/* A kernel with only the debugfs feature flag, booted with Secure Boot. */
+		kernel_caps_stock(k);
+		k->smt_buddy_debugfs = true;
+		k->smt_buddy_current = 0;
+		k->lockdown = true;
+		snprintf(k->lockdown_mode, sizeof(k->lockdown_mode), "integrity");
+		break;
+	case K_CGROUP_V1:
+		kernel_caps_stock(k);
+		k->cgroup_v2 = k->cgroup_v2_cpuset = k->cpuset_partitions = false;
+		k->relax_cgroup_v1 = true;
+		break;
+	}
+}
+
+static void run_case(const Case *c)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_(plan_freep) Plan *p = NULL;
+	_cleanup_free_ char *text = NULL;
+	ProfileSettings s = {
+		.smt_buddy_assist = c->smt,
+		.smt_buddy_assist_origin = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 4 },
+		.relax_mode = c->relax,
+		.relax_level = c->relax_level,
+		.relax_origin = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 5 },
+		.isolation = c->iso,
+		.isolated_per_group = c->per_group,
+		.isolation_origin = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 7 },
+		.housekeeping_smt = HOUSEKEEPING_WHOLE_CORES,
+	};
+	KernelCaps k;
+	PlanInput in;
+	int r;
+
+	check_ctx(c->name, topo_build(c->topo, &t) == 0);
+	if (c->iso_list)
+		check_ctx(c->name, cpuset_parse_list(c->iso_list, &s.isolated_cpus, NULL) == 0);
+	make_caps(c->kernel, &k);
+	in = (PlanInput) { c->id, t, &k, &s, c->name };
+	r = plan_compute(&in, &p);
+	check_ctx(c->name, r == 0);
+	if (r == 0) {
+		check_ctx(c->name, plan_format(p, 0, &text) == 0);
+		if (getenv("TEST_PRINT"))
+			printf("==== %s\n%s", c->name, text);
+		else
+			check_str(text, c->want);
+	}
+	cpuset_done(&s.isolated_cpus);
+	kernel_caps_done(&k);
+}
+
+/* Properties that hold for every seed, independent of the text. */
+static void test_invariants(void)
+{
+	const TopoSpec *specs[] = { &hygon_nps3, &hygon_nps1, &turin_nps10, &siena_nps2llc, &gnr_snc3, &vm_2cpu };
+
+	for (size_t i = 0; i < ELEMENTSOF(specs); i++) {
+		_cleanup_(topology_freep) Topology *t = NULL;
+		_cleanup_(domain_layout_freep) DomainLayout *l = NULL;
+		KernelCaps k;
+		DomainInput di;
+
+		check(topo_build(specs[i], &t) == 0);
+		kernel_caps_patched(&k);
+		di = (DomainInput) { t, &hygon_7447v, &k, &t->online, 2, false };
+		check(domains_predict(&di, &l) == 0);
+		CPUSET_FOREACH(cpu, &t->online) {
+			const CpuDomains *d = &l->cpus[cpu];
+
+			/* Each level strictly grows, contains the CPU, the top spans the map. */
+			for (size_t j = 0; j < d->n; j++) {
+				check(cpuset_contains(&d->sd[j].span, (unsigned)cpu));
+				if (j > 0) {
+					check(d->sd[j].level > d->sd[j - 1].level);
+					check(cpuset_is_subset(&d->sd[j - 1].span, &d->sd[j].span));
+					check(!cpuset_equal(&d->sd[j - 1].span, &d->sd[j].span));
+				}
+				/* relax level 2: no NEWIDLE at levels >= 2, kept below. */
+				check(!!(d->sd[j].flags & SD_BALANCE_NEWIDLE) == (d->sd[j].level < 2));
+			}
+			if (d->n > 0)
+				check(cpuset_equal(&d->sd[d->n - 1].span, &t->online));
+		}
+		kernel_caps_done(&k);
+	}
+}
+
+static void test_auto_isolation(void)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_free_ char *a = NULL, *b = NULL;
+	CpuSet s = {};
+
+	check(topo_build(&siena_nps2llc, &t) == 0);
+	check(plan_auto_isolation(t, ISOLATION_PER_LLC, 1, &s) == 0);
+	check(cpuset_format_list(&s, &a) == 0);
+	/* The last core of each 8-core LLC with its SMT sibling. */
+	check_str(a, "7,15,23,31,39,47,55,63,71,79,87,95,103,111,119,127");
+	check(plan_auto_isolation(t, ISOLATION_PER_NODE, 2, &s) == 0);
+	check(cpuset_format_list(&s, &b) == 0);
+	check_str(b, "6-7,14-15,22-23,30-31,38-39,46-47,54-55,62-63,70-71,78-79,86-87,94-95,102-103,110-111,118-119,126-127");
+	/* Never take a whole LLC: at most cores - 1. */
+	check(plan_auto_isolation(t, ISOLATION_PER_LLC, 100, &s) == 0);
+	check_int(cpuset_count(&s), 7 * 2 * 8);
+	cpuset_done(&s);
+}
+
+static void test_distance_averaging(void)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	KernelCaps stock, patched;
+	bool avg;
+
+	check(topo_build(&hygon_nps3, &t) == 0);
+	kernel_caps_stock(&stock);
+	kernel_caps_patched(&patched);
+	/* Stock 7.3 averages GNR only; the series adds Hygon F18 M7. */
+	check_int(domains_sched_distance(t, &hygon_7447v, &stock, 0, 4, &avg), 28);
+	check(!avg);
+	check_int(domains_sched_distance(t, &hygon_7447v, &patched, 0, 4, &avg), 24);
+	check(avg);
+	check_int(domains_sched_distance(t, &hygon_7447v, &patched, 0, 2, &avg), 17);
+	check(!avg);
+	check_int(domains_sched_distance(t, &intel_gnr, &stock, 1, 3, &avg), 24);
+	check_int(domains_sched_distance(t, &amd_turin, &patched, 1, 3, &avg), 23);
+	kernel_caps_done(&stock);
+	kernel_caps_done(&patched);
+}
+
+int main(void)
+{
+	init_slits();
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		run_case(&cases[i]);
+	test_invariants();
+	test_auto_isolation();
+	test_distance_averaging();
+	return test_end("test-planner");
+}

@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The sysfs topology reader against generated trees of the seed machines
+ * (argv[1] holds one directory per spec, made by sysroot-tests.sh), and
+ * against damaged copies: missing and truncated files must be named or
+ * reported unknown, never guessed.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "cpuid.h"
+#include "fileio.h"
+#include "kernel.h"
+#include "strutil.h"
+#include "test.h"
+#include "topology.h"
+
+static const char *base;
+
+typedef struct Expect {
+	const char *spec;
+	unsigned cpus, packages, cores, threads, llcs, nodes, nodes_per_package;
+	const char *node0, *node_last;
+	unsigned d03;             /* distance node0 -> node3 (0: n/a) */
+	CpuVendor vendor;
+	unsigned family, model;
+} Expect;
+
+static const Expect seeds[] = {
+	{ "hygon-7447v-2s-nps3", 384, 2, 192, 2, 24, 6, 3, "0-31,192-223", "160-191,352-383", 21,
+	  CPU_VENDOR_HYGON, 0x18, 7 },
+	{ "hygon-7447v-2s-nps6", 384, 2, 192, 2, 24, 12, 6, "0-15,192-207", "176-191,368-383", 0,
+	  CPU_VENDOR_HYGON, 0x18, 7 },
+	{ "turin-9845-2s-nps10", 640, 2, 320, 2, 20, 20, 10, "0-15,320-335", "304-319,624-639", 12,
+	  CPU_VENDOR_AMD, 0x1a, 0x11 },
+	{ "siena-8534-nps2-llc", 128, 1, 64, 2, 8, 8, 8, "0-7,64-71", "56-63,120-127", 11,
+	  CPU_VENDOR_AMD, 0x19, 0xa0 },
+	{ "gnr-2s-snc3", 384, 2, 192, 2, 2, 6, 3, "0-31,192-223", "160-191,352-383", 21,
+	  CPU_VENDOR_INTEL, 6, 0xad },
+	{ "vm-2cpu", 2, 1, 2, 1, 1, 1, 1, "0-1", "0-1", 0, CPU_VENDOR_INTEL, 6, 6 },
+};
+
+static int open_tree(const char *name)
+{
+	char path[4096];
+	int fd = -EBADF;
+
+	snprintf(path, sizeof(path), "%s/%s", base, name);
+	if (root_open(path, &fd) < 0)
+		fprintf(stderr, "cannot open %s\n", path);
+	return fd;
+}
+
+static void test_seed(const Expect *e)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_free_ char *n0 = NULL, *nl = NULL;
+	_cleanup_close_ int fd = open_tree(e->spec);
+	CpuIdentity id;
+
+	check_ctx(e->spec, fd >= 0);
+	check_ctx(e->spec, topology_load(fd, &t) == 0);
+	if (!t)
+		return;
+	check_int(cpuset_count(&t->online), e->cpus);
+	check_int(t->packages.n, e->packages);
+	check_int(t->cores.n, e->cores);
+	check_int(t->threads_per_core, e->threads);
+	check_int(t->llcs.n, e->llcs);
+	check_int(t->llc_level, 3);
+	check_int(t->nodes.n, e->nodes);
+	check_int(t->nodes_per_package, e->nodes_per_package);
+	check(cpuset_format_list(&t->nodes.items[0].cpus, &n0) == 0);
+	check(cpuset_format_list(&t->nodes.items[t->nodes.n - 1].cpus, &nl) == 0);
+	check_str(n0, e->node0);
+	check_str(nl, e->node_last);
+	check_ctx(e->spec, t->distance != NULL);
+	if (e->d03)
+		check_int(topology_distance(t, 0, 3), e->d03);
+	check_ctx(e->spec, strv_length(t->notes) == 0);
+	if (strv_length(t->notes))
+		fprintf(stderr, "  first note: %s\n", t->notes[0]);
+
+	check_ctx(e->spec, cpuid_identify_sysroot(fd, &id) == 0);
+	check_int(id.vendor, e->vendor);
+	check_int(id.family, e->family);
+	check_int(id.model, e->model);
+	/* Hygon parts are named by number, never by libcpuid's codename. */
+	check_ctx(e->spec, id.codename[0] == '\0');
+}
+
+/* SMT siblings pair cpu N with N + cores, as Linux numbers AMD and Intel servers. */
+static void test_siblings(void)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_close_ int fd = open_tree("turin-9845-2s-nps10");
+	_cleanup_free_ char *s = NULL;
+
+	check(topology_load(fd, &t) == 0);
+	if (!t)
+		return;
+	check(cpuset_format_list(&t->cores.items[t->cpus[5].core].cpus, &s) == 0);
+	check_str(s, "5,325");
+	check_int(t->cpus[325].core, t->cpus[5].core);
+	check_int(t->cpus[639].node_id, 19);
+	check_int(t->cpus[639].package_id, 1);
+}
+
+static void test_offline(void)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_close_ int fd = open_tree("vm-offline");
+	_cleanup_free_ char *on = NULL, *off = NULL;
+
+	check(topology_load(fd, &t) == 0);
+	if (!t)
+		return;
+	check(cpuset_format_list(&t->online, &on) == 0);
+	check(cpuset_format_list(&t->offline, &off) == 0);
+	check_str(on, "0-2");
+	check_str(off, "3");
+	check_int(t->cores.n, 3);
+	check(!t->cpus[3].online);
+	check_int(t->cpus[3].core, -1);
+}
+
+static void test_sparse_packages(void)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_close_ int fd = open_tree("sparse-packages");
+
+	check(topology_load(fd, &t) == 0);
+	if (!t)
+		return;
+	check_int(t->packages.n, 2);
+	check_int(t->packages.items[0].id, 36);
+	check_int(t->packages.items[1].id, 8442);
+	check_int(t->nodes_per_package, 1);
+}
+
+static bool note_contains(const Topology *t, const char *s)
+{
+	STRV_FOREACH(n, t->notes)
+		if (strstr(*n, s))
+			return true;
+	return false;
+}
+
+/* Damage the tree below @name (a private copy) and check what is reported. */
+static void test_damage(void)
+{
+	_cleanup_close_ int fd = open_tree("damaged");
+	_cleanup_(topology_freep) Topology *t = NULL;
+	int dfd;
+
+	if (fd < 0) {
+		check(false);
+		return;
+	}
+	dfd = openat(fd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	check(dfd >= 0);
+	/* Distances gone, thread_siblings_list gone (mask remains), a truncated package id. */
+	check(unlinkat(dfd, "sys/devices/system/node/node1/distance", 0) == 0);
+	check(unlinkat(dfd, "sys/devices/system/cpu/cpu2/topology/thread_siblings_list", 0) == 0);
+	check(write_string_at(dfd, "sys/devices/system/cpu/cpu4/topology/physical_package_id", "") == 0);
+	check(unlinkat(dfd, "sys/devices/system/cpu/online", 0) == 0);
+	close(dfd);
+
+	check(topology_load(fd, &t) == 0);
+	if (!t)
+		return;
+	check(t->distance == NULL);
+	check(note_contains(t, "/sys/devices/system/node/node1/distance: No such file or directory, distances unknown"));
+	/* Fell back to the hex mask: cpu2's core is still two threads. */
+	check_int(cpuset_count(&t->cores.items[t->cpus[2].core].cpus), 2);
+	check(note_contains(t, "/sys/devices/system/cpu/cpu4/topology/physical_package_id: missing, package unknown"));
+	check_int(t->cpus[4].package_id, -1);
+	check(note_contains(t, "/sys/devices/system/cpu/online: No such file or directory, using cpuN/online"));
+	check_int(cpuset_count(&t->online), 16);
+}
+
+static void test_empty_root(void)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_close_ int fd = open_tree("empty");
+	KernelCaps k;
+	CpuIdentity id;
+
+	check(topology_load(fd, &t) == -ENOENT);
+	check(t == NULL);
+	check(cpuid_identify_sysroot(fd, &id) == -ENODATA);
+	/* The probe still answers: everything missing, each with a reason. */
+	check(kernel_probe(fd, &k) == 0);
+	check(!k.smt_buddy_sysctl && !k.relax_sysctl && !k.cgroup_v2);
+	check_int(strv_length(k.notes), 3);
+	kernel_caps_done(&k);
+}
+
+static void test_kernel_probe(void)
+{
+	_cleanup_close_ int fd = open_tree("hygon-7447v-2s-nps3"), fs = open_tree("vm-2cpu"),
+			    fl = open_tree("vm-lockdown");
+	KernelCaps k;
+
+	check(kernel_probe(fd, &k) == 0);
+	check(k.smt_buddy_sysctl && k.smt_buddy_debugfs && k.relax_sysctl);
+	check_int(k.smt_buddy_current, 0);
+	check_int(k.relax_current, -1);
+	check(k.cgroup_v2_cpuset && k.cpuset_partitions && k.isolated_known);
+	check(k.numa_averaging_hygon && k.numa_averaging_intel);
+	check(!k.lockdown);
+	kernel_caps_done(&k);
+
+	check(kernel_probe(fs, &k) == 0);
+	check(!k.smt_buddy_sysctl && !k.smt_buddy_debugfs && !k.relax_sysctl && !k.relax_cgroup_v1);
+	check(!k.numa_averaging_hygon);
+	check_int(strv_length(k.notes), 2);
+	kernel_caps_done(&k);
+
+	check(kernel_probe(fl, &k) == 0);
+	check(k.lockdown);
+	check_str(k.lockdown_mode, "confidentiality");
+	check_int(k.relax_boot, 2);
+	check_int(k.relax_current, 2);
+	kernel_caps_done(&k);
+}
+
+int main(int argc, char *argv[])
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s DIR-OF-GENERATED-TREES\n", argv[0]);
+		return 2;
+	}
+	base = argv[1];
+	for (size_t i = 0; i < ELEMENTSOF(seeds); i++)
+		test_seed(&seeds[i]);
+	test_siblings();
+	test_offline();
+	test_sparse_packages();
+	test_damage();
+	test_empty_root();
+	test_kernel_probe();
+	return test_end("test-topology");
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "topology.h"
+
+/*
+ * Build a Topology value in memory, for planner tests: the planner is pure
+ * and its tests must not need files. CPU numbering is the usual server
+ * order: first threads of all cores of all packages, then the second
+ * threads (cpu N and N + cores are siblings).
+ */
+typedef struct TopoSpec {
+	unsigned packages;
+	unsigned cores_per_package;
+	unsigned threads;
+	unsigned nodes_per_package;
+	unsigned cores_per_llc;        /* 0: the whole package */
+	const unsigned *distance;      /* nodes x nodes, NULL: 10/20 rule */
+	const char *offline;           /* cpulist or NULL */
+} TopoSpec;
+
+int topo_build(const TopoSpec *spec, Topology **ret);
