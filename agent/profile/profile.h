@@ -192,3 +192,29 @@ int profile_select(const Config *c, HardwareRule *const *rules, size_t n_rules,
 /* Effective settings: defaults < matching rules < profile < config overrides. */
 int settings_resolve(HardwareRule *const *rules, size_t n_rules, const MatchFacts *f,
 		     const Profile *p, const Config *c, ProfileSettings *ret);
+
+/*
+ * Additions (profile module owner). origin_copy() and the other setters
+ * release what @dst held before, like strdup_to(): pass initialised values.
+ */
+const char *relax_mode_to_string(RelaxMode m) _const_;
+RelaxMode relax_mode_from_string(const char *s) _pure_;
+IsolationMode isolation_mode_from_string(const char *s) _pure_;
+
+/* [A-Za-z0-9_.-]+, not starting with '.': the only names profile_load() accepts. */
+bool profile_name_is_valid(const char *name) _pure_;
+
+/* Built-in defaults, no origins: keep, keep, isolated_cpus = none, whole-cores. */
+void profile_settings_init(ProfileSettings *s);
+/* Deep copy; @ret is overwritten (not released) and only on success. */
+int profile_settings_copy(const ProfileSettings *s, ProfileSettings *ret);
+
+/*
+ * One setting by its ini key (smt_buddy_assist, relax_domain_level,
+ * isolated_cpus, housekeeping_smt), spelled as it would be written in a
+ * profile ("on", "auto", "0-3,8", "auto:2-per-llc", "whole-cores").
+ * -ENOENT for an unknown key.
+ */
+int profile_settings_format_value(const ProfileSettings *s, const char *key, char **ret);
+/* Where that setting came from; NULL for an unknown key. */
+const Origin *profile_settings_origin(const ProfileSettings *s, const char *key) _pure_;

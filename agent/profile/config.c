@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * topotune.conf and its conf.d drop-ins: daemon options and the
+ * administrator's [scheduler]/[isolation] overrides, which beat any profile.
+ * Depends on basic and the module's inih wrapper; reads via the root fd.
+ */
+#include "profile-internal.h"
+#include "strutil.h"
+
+static const char *const config_sections[] = {
+	"daemon", "scheduler", "isolation", NULL,
+};
+
+Config *config_free(Config *c)
+{
+	if (!c)
+		return NULL;
+	free(c->profile);
+	origin_done(&c->profile_origin);
+	profile_settings_done(&c->overrides);
+	strv_free(c->files);
+	free(c);
+	return NULL;
+}
+
+static int config_key(IniFile *ini, const char *section, const char *key, const char *value,
+		      void *userdata)
+{
+	Config *c = userdata;
+	int r;
+
+	if (streq(section, "daemon")) {
+		if (streq(key, "profile")) {
+			r = ini_check_profile_name(ini, key, value);
+			if (r < 0)
+				return r;
+			if (strdup_to(&c->profile, value) < 0 ||
+			    origin_set(&c->profile_origin, ini_file(ini), ini_line(ini)) < 0)
+				return ini_error(ini, -ENOMEM, "out of memory");
+			return 0;
+		}
+		if (streq(key, "rollback")) {
+			RollbackMode m = rollback_mode_from_string(value);
+
+			if (m < 0)
+				return ini_error(ini, -EINVAL,
+						 "invalid value '%s' for %s: expected on-exit or not-on-exit",
+						 value, key);
+			c->rollback = m;
+			return 0;
+		}
+		if (streq(key, "manage_bootloader")) {
+			if (!streq(value, "yes") && !streq(value, "no"))
+				return ini_error(ini, -EINVAL,
+						 "invalid value '%s' for %s: expected yes or no", value, key);
+			c->manage_bootloader = streq(value, "yes");
+			return 0;
+		}
+		if (streq(key, "verify_interval")) {
+			unsigned sec;
+
+			if (safe_atou_base(value, 10, &sec) < 0)
+				return ini_error(ini, -EINVAL,
+						 "invalid value '%s' for %s: expected seconds (0 = off)",
+						 value, key);
+			c->verify_interval_sec = sec;
+			return 0;
+		}
+		return ini_unknown_key(ini, section, key);
+	}
+
+	r = settings_parse_key(ini, &c->overrides, section, key, value);
+	if (r < 0)
+		return r;
+	if (r == 0)
+		return ini_unknown_key(ini, section, key);
+	return 0;
+}
+
+static const IniSyntax config_syntax = {
+	.sections = config_sections,
+	.key = config_key,
+};
+
+/* Parse one file over @c: later files win key by key. */
+static int config_apply_file(Config *c, int root_fd, const char *dir, const char *name,
+			     char **ret_error)
+{
+	_cleanup_free_ char *text = NULL, *file = NULL;
+	int r;
+
+	r = config_file_read(root_fd, dir, name, &text, &file, ret_error);
+	if (r == -ENOENT && !name)
+		return 0;   /* topotune.conf itself is optional */
+	if (r == -ENOENT)   /* a drop-in vanished between readdir() and open() */
+		return error_message(ret_error, r, "/%s/%s: %s", dir, name, strerror(ENOENT));
+	if (r < 0)
+		return r;
+
+	r = ini_parse_text(text, file, &config_syntax, c, ret_error);
+	if (r < 0)
+		return r;
+	return strv_push(&c->files, TAKE_PTR(file));
+}
+
+int config_load(int root_fd, Config **ret, char **ret_error)
+{
+	_cleanup_(config_freep) Config *c = NULL;
+	_cleanup_strv_free_ char **dropins = NULL;
+	int r;
+
+	c = calloc(1, sizeof(Config));
+	if (!c)
+		return -ENOMEM;
+	c->profile = strdup("balanced");
+	c->files = calloc(1, sizeof(char *));
+	if (!c->profile || !c->files)
+		return -ENOMEM;
+	c->rollback = ROLLBACK_ON_EXIT;
+	c->manage_bootloader = false;
+	c->verify_interval_sec = 60;
+	profile_settings_init(&c->overrides);
+
+	r = config_apply_file(c, root_fd, CONFIG_FILE, NULL, ret_error);
+	if (r < 0)
+		return r;
+
+	r = config_dir_list(root_fd, CONFIG_DROPIN_DIR, ".conf", &dropins, ret_error);
+	if (r < 0)
+		return r;
+	STRV_FOREACH(d, dropins) {
+		r = config_apply_file(c, root_fd, CONFIG_DROPIN_DIR, *d, ret_error);
+		if (r < 0)
+			return r;
+	}
+
+	*ret = TAKE_PTR(c);
+	return 0;
+}

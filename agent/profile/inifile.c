@@ -1,0 +1,381 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The inih wrapper of the profile module, and the file helpers its parsers
+ * share. Depends on basic and inih only.
+ *
+ * Debian's inih (r55) is built without INI_HANDLER_LINENO, with multi-line
+ * values, ';'-only inline comments, a 200 byte line buffer that silently
+ * splits longer lines, and no callback for empty sections. Its tunables are
+ * process-wide globals, which we must not touch. So inih reads our text
+ * through a reader that hands it one preprocessed line at a time: the reader
+ * counts lines, drops '#' and ';' comments (inline ones when preceded by
+ * white space, as in the DESIGN example), strips leading white space (so
+ * nothing is ever a continuation line), checks section headers and rejects
+ * lines inih would truncate. The handler then sees exactly one key per line
+ * and knows its line number. inih's positive "line of first error" return is
+ * converted here and nowhere else.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <ini.h>
+#include <stdarg.h>
+
+#include "fileio.h"
+#include "profile-internal.h"
+#include "strutil.h"
+
+typedef struct IniSeen {
+	char *section, *key;
+	unsigned line;
+} IniSeen;
+
+struct IniFile {
+	const char *file;
+	const IniSyntax *syntax;
+	void *userdata;
+
+	const char *pos;        /* next unread text */
+	unsigned line;          /* line last handed to inih */
+	char *section;          /* current section name, NULL before the first */
+
+	IniSeen *seen;
+	size_t n_seen;
+
+	int error;
+	unsigned error_line;
+	char *error_msg;
+};
+
+const char *ini_file(const IniFile *ini)
+{
+	return ini->file;
+}
+
+unsigned ini_line(const IniFile *ini)
+{
+	return ini->line;
+}
+
+static void ini_file_done(IniFile *ini)
+{
+	for (size_t i = 0; i < ini->n_seen; i++) {
+		free(ini->seen[i].section);
+		free(ini->seen[i].key);
+	}
+	free(ini->seen);
+	free(ini->section);
+	free(ini->error_msg);
+}
+
+int ini_error(IniFile *ini, int error, const char *fmt, ...)
+{
+	_cleanup_free_ char *msg = NULL;
+	va_list ap;
+	int r;
+
+	if (ini->error < 0)
+		return error;
+
+	va_start(ap, fmt);
+	r = vasprintf(&msg, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		msg = NULL;   /* undefined after a failure */
+
+	ini->error = error;
+	ini->error_line = ini->line;
+	if (r >= 0)
+		ini->error_msg = strprintf("%s:%u: %s", ini->file, ini->line, msg);
+	if (!ini->error_msg)
+		ini->error = -ENOMEM;
+	return error;
+}
+
+int ini_unknown_key(IniFile *ini, const char *section, const char *key)
+{
+	return ini_error(ini, -EINVAL, "unknown key '%s' in [%s]", key, section);
+}
+
+static bool ini_section_known(const IniFile *ini, const char *name)
+{
+	for (const char *const *s = ini->syntax->sections; *s; s++)
+		if (streq(*s, name))
+			return true;
+	return false;
+}
+
+/* Cut a comment: at the line start, or after white space ("a = b # c"). */
+static void cut_comment(char *s)
+{
+	for (char *p = s; *p; p++)
+		if ((*p == '#' || *p == ';') && (p == s || strchr(WHITESPACE, p[-1]))) {
+			*p = '\0';
+			return;
+		}
+}
+
+static int ini_section_header(IniFile *ini, const char *line)
+{
+	_cleanup_free_ char *name = NULL;
+	const char *end;
+
+	end = strchr(line, ']');
+	if (!end)
+		return ini_error(ini, -EINVAL, "unterminated section header '%s'", line);
+	if (end[1])
+		return ini_error(ini, -EINVAL, "unexpected text after section header: '%s'", end + 1);
+
+	name = strndup(line + 1, (size_t)(end - line - 1));
+	if (!name)
+		return ini_error(ini, -ENOMEM, "out of memory");
+	if (!ini_section_known(ini, name))
+		return ini_error(ini, -EINVAL, "unknown section [%s]", name);
+
+	free(ini->section);
+	ini->section = TAKE_PTR(name);
+
+	if (ini->syntax->section)
+		return ini->syntax->section(ini, ini->section, ini->userdata);
+	return 0;
+}
+
+static char *line_reader(char *buf, int size, void *stream)
+{
+	IniFile *ini = stream;
+	_cleanup_free_ char *copy = NULL;
+	const char *eol;
+	char *line;
+	size_t len;
+
+	if (ini->error < 0 || !*ini->pos)
+		return NULL;
+
+	eol = strchrnul(ini->pos, '\n');
+	copy = strndup(ini->pos, (size_t)(eol - ini->pos));
+	ini->pos = *eol ? eol + 1 : eol;
+	ini->line++;
+	if (!copy) {
+		ini_error(ini, -ENOMEM, "out of memory");
+		return NULL;
+	}
+
+	line = copy;
+	if (ini->line == 1 && startswith(line, "\xEF\xBB\xBF"))
+		line += 3;    /* UTF-8 byte order mark */
+	line = strip(line);
+	cut_comment(line);
+	line = strip(line);
+
+	if (line[0] == '[') {
+		if (ini_section_header(ini, line) < 0)
+			return NULL;
+	} else if (line[0] && !strchr(line, '=')) {
+		ini_error(ini, -EINVAL, "expected '[section]' or 'key = value', got '%s'", line);
+		return NULL;
+	}
+
+	/* inih needs room for the NUL; a longer line would be split silently. */
+	len = strlen(line);
+	if (size < 2 || len > (size_t)size - 2) {
+		ini_error(ini, -EINVAL, "line too long (more than %d characters after removing comments)",
+			  size - 2);
+		return NULL;
+	}
+	memcpy(buf, line, len + 1);
+	return buf;
+}
+
+static int ini_seen(IniFile *ini, const char *section, const char *key)
+{
+	IniSeen *n;
+
+	for (size_t i = 0; i < ini->n_seen; i++)
+		if (streq(ini->seen[i].section, section) && streq(ini->seen[i].key, key))
+			return ini_error(ini, -EINVAL, "duplicate key '%s' (first set at line %u)",
+					 key, ini->seen[i].line);
+
+	n = realloc(ini->seen, sizeof(IniSeen) * (ini->n_seen + 1));
+	if (!n)
+		return ini_error(ini, -ENOMEM, "out of memory");
+	ini->seen = n;
+	n[ini->n_seen] = (IniSeen) {
+		.section = strdup(section),
+		.key = strdup(key),
+		.line = ini->line,
+	};
+	ini->n_seen++;
+	if (!n[ini->n_seen - 1].section || !n[ini->n_seen - 1].key)
+		return ini_error(ini, -ENOMEM, "out of memory");
+	return 0;
+}
+
+static int key_handler(void *user, const char *section, const char *name, const char *value)
+{
+	IniFile *ini = user;
+	int r;
+
+	if (!ini->section) {
+		ini_error(ini, -EINVAL, "key '%s' outside of any section", name);
+		return 0;
+	}
+	if (!*name) {
+		ini_error(ini, -EINVAL, "missing key name before '='");
+		return 0;
+	}
+	if (!value || !*value) {
+		ini_error(ini, -EINVAL, "empty value for '%s'", name);
+		return 0;
+	}
+	if (ini_seen(ini, ini->section, name) < 0)
+		return 0;
+
+	/* inih's own copy of the section may be truncated; ours is not. */
+	r = ini->syntax->key(ini, ini->section, name, value, ini->userdata);
+	if (r < 0) {
+		/* Handlers report through ini_error(); cover one that forgot. */
+		ini_error(ini, r, "invalid value '%s' for %s", value, name);
+		return 0;
+	}
+	return 1;
+}
+
+int ini_parse_text(const char *text, const char *file, const IniSyntax *syntax, void *userdata,
+		   char **ret_error)
+{
+	_cleanup_(ini_file_done) IniFile ini = {
+		.file = file,
+		.syntax = syntax,
+		.userdata = userdata,
+		.pos = text,
+	};
+	int r;
+
+	r = ini_parse_stream(line_reader, &ini, key_handler, &ini);
+
+	/* inih keeps going after a syntax error; report whichever came first. */
+	if (r > 0 && (ini.error >= 0 || (unsigned)r < ini.error_line))
+		return error_message(ret_error, -EINVAL, "%s:%d: syntax error", file, r);
+	if (ini.error < 0) {
+		if (ret_error && ini.error_msg)
+			*ret_error = TAKE_PTR(ini.error_msg);
+		return ini.error;
+	}
+	if (r == -2)
+		return error_message(ret_error, -ENOMEM, "%s: out of memory", file);
+	if (r != 0)
+		return error_message(ret_error, -EIO, "%s: parser failed (%d)", file, r);
+	return 0;
+}
+
+int error_message(char **ret_error, int error, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	if (!ret_error)
+		return error;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) >= 0) {
+		free(*ret_error);
+		*ret_error = s;
+	}
+	va_end(ap);
+	return error;
+}
+
+int config_file_read(int root_fd, const char *dir, const char *name, char **ret_text,
+		     char **ret_file, char **ret_error)
+{
+	_cleanup_free_ char *path = NULL, *text = NULL;
+	int r;
+
+	path = name ? strprintf("/%s/%s", dir, name) : strprintf("/%s", dir);
+	if (!path)
+		return -ENOMEM;
+
+	r = read_file_at(root_fd, path, 0, &text, NULL);
+	if (r == -ENOENT)
+		return r;
+	if (r < 0) {
+		errno = -r;
+		return error_message(ret_error, r, "%s: %m", path);
+	}
+
+	*ret_text = TAKE_PTR(text);
+	*ret_file = TAKE_PTR(path);
+	return 0;
+}
+
+static int cmp_strp(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+void strv_sort_plain(char **l)
+{
+	qsort(l, strv_length(l), sizeof(char *), cmp_strp);
+}
+
+static void closedirp(DIR **d)
+{
+	if (*d)
+		closedir(*d);
+}
+
+int config_dir_list(int root_fd, const char *dir, const char *suffix, char ***ret,
+		    char **ret_error)
+{
+	_cleanup_strv_free_ char **l = NULL;
+	_cleanup_(closedirp) DIR *d = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	int r;
+
+	l = calloc(1, sizeof(char *));
+	if (!l)
+		return -ENOMEM;
+
+	fd = openat(root_fd, path_relative(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0) {
+		if (errno == ENOENT) {
+			*ret = TAKE_PTR(l);
+			return 0;
+		}
+		r = negative_errno();
+		return error_message(ret_error, r, "/%s: %m", dir);
+	}
+	d = fdopendir(fd);
+	if (!d) {
+		r = negative_errno();
+		return error_message(ret_error, r, "/%s: %m", dir);
+	}
+	TAKE_FD(fd);
+
+	for (;;) {
+		struct dirent *de;
+		size_t n, ls = strlen(suffix);
+
+		errno = 0;
+		de = readdir(d);
+		if (!de) {
+			if (errno > 0) {
+				r = -errno;
+				return error_message(ret_error, r, "/%s: %m", dir);
+			}
+			break;
+		}
+		/* Hidden files are editor and package manager leftovers. */
+		if (de->d_name[0] == '.')
+			continue;
+		n = strlen(de->d_name);
+		if (n <= ls || !streq(de->d_name + n - ls, suffix))
+			continue;
+		r = strv_extend(&l, de->d_name);
+		if (r < 0)
+			return r;
+	}
+
+	strv_sort_plain(l);
+	*ret = TAKE_PTR(l);
+	return 0;
+}
