@@ -44,6 +44,6 @@ typedef struct StrBuf {
 void strbuf_done(StrBuf *b);
 void strbuf_append(StrBuf *b, const char *s);
 void strbuf_appendf(StrBuf *b, const char *fmt, ...) _printf_(2, 3);
-void strbuf_vappendf(StrBuf *b, const char *fmt, va_list ap);
+void strbuf_vappendf(StrBuf *b, const char *fmt, va_list ap) _printf_(2, 0);
 /* Returns -ENOMEM if any append failed; on success hands over the string. */
 int strbuf_steal(StrBuf *b, char **ret);

@@ -295,6 +295,9 @@ static int load_cpu_topology(int root_fd, Topology *t)
 				if (r < 0)
 					return r;
 			}
+			if (r >= 0 && !cpuset_contains(&sib, (unsigned)cpu))
+				note(t, "/%s/thread_siblings_list: does not list cpu%d, treating it as its own core",
+				     dir, cpu);
 			/* Siblings that are offline have no say; we must be in our own set. */
 			cpuset_and(&sib, &t->online);
 			r = cpuset_add(&sib, (unsigned)cpu);

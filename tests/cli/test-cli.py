@@ -1,0 +1,121 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""topotunectl end to end on generated sysroots with the shipped conf/.
+
+Usage: test-cli.py TOPOTUNECTL GEN-SYSROOT CONF-DIR
+Each check prints PASS/FAIL; the last line is "N passed, M failed".
+"""
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+ctl, gen, conf = sys.argv[1:4]
+results = {"pass": 0, "fail": 0}
+
+
+def check(name, cond, detail=""):
+    if cond:
+        results["pass"] += 1
+        print(f"PASS {name}")
+    else:
+        results["fail"] += 1
+        print(f"FAIL {name}: {detail}")
+
+
+def run(*args):
+    p = subprocess.run([ctl, *args], capture_output=True, text=True, timeout=60)
+    return p.returncode, p.stdout, p.stderr
+
+
+def make_tree(base, spec, *gen_args):
+    root = os.path.join(base, spec)
+    subprocess.run([sys.executable, gen, "-q", *gen_args, spec, root], check=True)
+    shutil.copytree(os.path.join(conf, "profiles"), os.path.join(root, "usr/lib/topotune/profiles"))
+    shutil.copytree(os.path.join(conf, "hardware.d"), os.path.join(root, "usr/lib/topotune/hardware.d"))
+    os.makedirs(os.path.join(root, "etc/topotune"), exist_ok=True)
+    shutil.copy(os.path.join(conf, "topotune.conf"), os.path.join(root, "etc/topotune/topotune.conf"))
+    return root
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
+
+
+tmpbase = "/dev/shm" if os.path.isdir("/dev/shm") else None
+with tempfile.TemporaryDirectory(dir=tmpbase) as base:
+    turin = make_tree(base, "turin-9845-2s-nps10")
+    hygon = make_tree(base, "hygon-7447v-2s-nps6")
+    vm = make_tree(base, "vm-2cpu")
+
+    # The issue's acceptance facts for the dual Turin NPS=10 tree.
+    rc, out, err = run("--root", turin, "topology", "--json")
+    check("turin topology --json exits 0", rc == 0, err)
+    j = json.loads(out) if rc == 0 else {}
+    check("turin: 2 packages", j.get("packages") == 2, j.get("packages"))
+    check("turin: 20 nodes", j.get("nodes") == 20, j.get("nodes"))
+    check("turin: 640 CPUs", j.get("cpus") == 640, j.get("cpus"))
+    check("turin: 320 cores", j.get("cores") == 320, j.get("cores"))
+    check("turin: node19 cpus", j.get("node_list", [{}])[-1].get("cpus") == "304-319,624-639", out[-300:])
+    check("turin: vendor amd family 0x1a", j.get("cpu", {}).get("vendor") == "amd" and j["cpu"].get("family") == 0x1a)
+
+    # The default machine: the plan turns SMT_BUDDY_ASSIST on and shows a layout.
+    rc, out, err = run("--root", hygon, "plan")
+    check("hygon plan exits 0", rc == 0, err)
+    check("hygon plan: SMT_BUDDY_ASSIST set on",
+          any(l.strip().startswith("smt_buddy_assist") and " set " in l and "-> on" in l for l in out.splitlines()), out)
+    check("hygon plan: predicted layout", "Predicted scheduler domains" in out and " NUMA " in out, out)
+    check("hygon plan: averaged distances on the patched kernel", "off-package distances averaged" in out, out)
+    rc, out, err = run("--root", hygon, "layout", "--json")
+    j = json.loads(out) if rc == 0 else {}
+    check("hygon layout --json: 384 CPUs with domains", len(j.get("cpus", [])) == 384, err)
+    rc, out, err = run("--root", hygon, "--kernel", "stock", "plan")
+    check("hygon plan on a stock kernel: SMT_BUDDY_ASSIST unsupported", "unsupported" in out, out)
+    rc, out, err = run("--root", hygon, "--kernel", "stock", "plan", "--profile", "hpc")
+    check("hygon plan on a stock kernel: relax pending reboot", "pending-reboot" in out and "relax_domain_level=" in out, out)
+
+    rc, out, err = run("--root", hygon, "explain", "smt_buddy_assist")
+    check("explain names a file:line", rc == 0 and ".ini:" in out, out + err)
+    rc, out, err = run("--root", hygon, "profiles")
+    check("profiles lists balanced", rc == 0 and "balanced" in out, out + err)
+
+    # Bad input: exit 2 and a message naming the place.
+    write(os.path.join(vm, "etc/topotune/profiles/broken.ini"), "[scheduler]\nsmt_buddy_assist = maybe\n")
+    rc, out, err = run("--root", vm, "plan", "--profile", "broken")
+    check("broken profile: exit 2", rc == 2, (rc, err))
+    check("broken profile: FILE:LINE in the error", "/etc/topotune/profiles/broken.ini:2:" in err, err)
+    write(os.path.join(vm, "etc/topotune/profiles/unknown.ini"), "[scheduler]\nsmt_buddy = on\n")
+    rc, out, err = run("--root", vm, "plan", "--profile", "unknown")
+    check("unknown key: exit 2 with FILE:LINE", rc == 2 and "/etc/topotune/profiles/unknown.ini:2:" in err, err)
+    write(os.path.join(vm, "etc/topotune/profiles/badcpus.ini"), "[isolation]\nisolated_cpus = 3-1\n")
+    rc, out, err = run("--root", vm, "plan", "--profile", "badcpus")
+    check("cpulist 3-1: exit 2 quoting it", rc == 2 and "3-1" in err, err)
+    rc, out, err = run("--root", vm, "plan", "--profile", "nosuch")
+    check("missing profile: exit 2", rc == 2 and "nosuch" in err, err)
+    rc, out, err = run("--root", os.path.join(base, "does-not-exist"), "topology")
+    check("missing root: exit 2 naming it", rc == 2 and "does-not-exist" in err, err)
+    os.makedirs(os.path.join(base, "empty"))
+    rc, out, err = run("--root", os.path.join(base, "empty"), "topology")
+    check("empty root: exit 2, no crash", rc == 2 and err.strip() != "", err)
+    rc, out, err = run("--root", vm, "frobnicate")
+    check("unknown verb: exit 2", rc == 2, err)
+    rc, out, err = run("--root", vm, "explain", "nonsense")
+    check("explain unknown setting: exit 2", rc == 2 and "nonsense" in err, err)
+    rc, out, err = run("--root", vm, "layout", "--cpu", "x")
+    check("layout --cpu x: exit 2", rc == 2, err)
+
+    # Truncated sysfs file: reported, not guessed, no crash.
+    open(os.path.join(vm, "sys/devices/system/cpu/cpu1/topology/thread_siblings_list"), "w").close()
+    os.remove(os.path.join(vm, "sys/devices/system/cpu/cpu1/topology/thread_siblings"))
+    rc, out, err = run("--root", vm, "topology", "--json")
+    j = json.loads(out) if rc == 0 else {}
+    check("truncated thread_siblings_list: still 2 CPUs", j.get("cpus") == 2, out + err)
+    check("truncated thread_siblings_list: named in a note",
+          any("cpu1/topology/thread_siblings_list: does not list cpu1" in n for n in j.get("notes", [])), out)
+
+print(f"{results['pass']} passed, {results['fail']} failed")
+sys.exit(1 if results["fail"] else 0)

@@ -1,0 +1,78 @@
+#!/bin/sh
+# Build topotune and run every test tier, as CI does:
+#   1. -Werror build, all meson tests (unit, sysroot trees, real-machine dumps)
+#   2. ASan+UBSan build, the same tests
+#   3. the kernel tier in qemu (tests/vm), unless TOPOTUNE_SKIP_VM=1
+# Ends with one line "N passed, M failed" (N counts test programs and tiers).
+# Usage: tools/test.sh
+set -u
+top=$(cd "$(dirname "$0")/.." && pwd)
+out=${TOPOTUNE_TEST_DIR:-$top}
+passed=0
+failed=0
+
+"$top/tools/deps.sh" || exit 2
+
+# meson test prints "Ok: N" and "Fail: M"; add them up.
+run_meson() {
+	name=$1
+	dir=$2
+	shift 2
+	echo "### $name"
+	if [ ! -f "$dir/build.ninja" ]; then
+		meson setup "$dir" "$top" "$@" >"$dir.setup.log" 2>&1 || {
+			cat "$dir.setup.log"
+			failed=$((failed + 1))
+			return
+		}
+	fi
+	if ! ninja -C "$dir" >"$dir.build.log" 2>&1; then
+		cat "$dir.build.log"
+		echo "FAIL $name: build"
+		failed=$((failed + 1))
+		return
+	fi
+	meson test -C "$dir" --print-errorlogs --num-processes 2 >"$dir.test.log" 2>&1
+	grep -E "^ *[0-9]+/[0-9]+ " "$dir.test.log" | sed 's/^ *//'
+	ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$dir.test.log")
+	ko=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$dir.test.log")
+	to=$(sed -n 's/^Timeout: *\([0-9]*\).*/\1/p' "$dir.test.log")
+	if [ -z "$ok" ]; then
+		cat "$dir.test.log"
+		failed=$((failed + 1))
+		return
+	fi
+	[ "${ko:-0}" -gt 0 ] || [ "${to:-0}" -gt 0 ] && grep -B2 -A40 "Summary of Failures\|stderr:" "$dir.test.log" | head -200
+	passed=$((passed + ok))
+	failed=$((failed + ${ko:-0} + ${to:-0}))
+}
+
+run_meson "werror build" "$out/build-ci" -Dwerror=true -Dbuildtype=debugoptimized
+
+UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+	run_meson "asan+ubsan build" "$out/build-asan" -Dwerror=true -Db_sanitize=address,undefined \
+	-Db_lundef=false -Dbuildtype=debug
+
+if [ "${TOPOTUNE_SKIP_VM:-0}" = 1 ]; then
+	echo "### kernel tier: skipped (TOPOTUNE_SKIP_VM=1)"
+elif [ -x "$top/tests/vm/run-kernel-tier.sh" ]; then
+	echo "### kernel tier (qemu)"
+	"$top/tests/vm/run-kernel-tier.sh" >"$out/kernel-tier.log" 2>&1
+	rc=$?
+	grep -E "^(PASS|FAIL|SKIP|XFAIL) " "$out/kernel-tier.log"
+	line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$out/kernel-tier.log" | tail -n 1)
+	if [ -n "$line" ]; then
+		p=${line%% passed*}
+		f=${line#*passed, }
+		f=${f%% failed*}
+		passed=$((passed + p))
+		failed=$((failed + f))
+	fi
+	if [ $rc -ne 0 ] && [ -z "$line" ]; then
+		tail -n 60 "$out/kernel-tier.log"
+		failed=$((failed + 1))
+	fi
+fi
+
+echo "$passed passed, $failed failed"
+[ "$failed" -eq 0 ]
