@@ -405,7 +405,7 @@ static void explain_layer(const char *what, const ProfileSettings *s, SettingId 
 		return;
 	v = setting_value(s, id);
 	where = origin_to_string(o);
-	printf("    %-28s %-16s %s\n", what, strna(v), strna(where));
+	printf("    %-36s %-16s %s\n", what, strna(v), strna(where));
 }
 
 static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
@@ -445,7 +445,7 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	v = setting_value(&settings, id);
 	where = origin_to_string(setting_origin(&settings, id));
 	printf("%s = %s\n  from: %s\n  layers, lowest first:\n", argv[1], strna(v), strna(where));
-	printf("    %-28s %-16s %s\n", "built-in default",
+	printf("    %-36s %-16s %s\n", "built-in default",
 	       id == SETTING_ISOLATED_CPUS ? "none" : "keep", "-");
 	for (size_t i = 0; i < s.n_rules; i++)
 		if (hardware_rule_matches(s.rules[i], &s.facts)) {

@@ -134,14 +134,14 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 				o, "already %s", onoff(want));
 	p->smt_buddy_assist = want;
 	if (k->smt_buddy_sysctl)
-		return step_set(st, STEP_SET, CONTROL_SYSCTL_SMT_BUDDY, o, "profile wants %s", onoff(want));
+		return step_set(st, STEP_SET, CONTROL_SYSCTL_SMT_BUDDY, o, "wanted %s", onoff(want));
 	if (k->lockdown) {
 		p->smt_buddy_assist = k->smt_buddy_current > 0;
 		return step_set(st, STEP_UNSUPPORTED, CONTROL_DEBUGFS_FEATURES, o,
 				"only the debugfs control exists and lockdown (%s) makes debugfs read-only",
 				k->lockdown_mode);
 	}
-	return step_set(st, STEP_SET, CONTROL_DEBUGFS_FEATURES, o, "profile wants %s (no sysctl: debugfs)", onoff(want));
+	return step_set(st, STEP_SET, CONTROL_DEBUGFS_FEATURES, o, "wanted %s (no sysctl: debugfs)", onoff(want));
 }
 
 static int predict(const PlanInput *in, const CpuSet *isolated, int relax, bool smt, DomainLayout **ret)
