@@ -1,0 +1,846 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The applier: executes a Plan through the root fd, with a write-ahead
+ * record, read-back, all-or-nothing rollback and byte-exact revert.
+ * Depends on basic and the planner's types. It does no D-Bus itself: the
+ * daemon passes a hook for systemd's AllowedCPUs=.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "applier.h"
+#include "fileio.h"
+#include "log.h"
+#include "strutil.h"
+
+static const char *const write_kind_table[_WRITE_KIND_MAX] = {
+	[WRITE_PLAIN] = "plain",
+	[WRITE_FEATURE] = "feature",
+	[WRITE_SUBTREE] = "subtree",
+	[WRITE_PARTITION] = "partition",
+	[WRITE_MKDIR] = "mkdir",
+	[WRITE_FILE] = "file",
+	[WRITE_SYSTEMD] = "systemd",
+};
+DEFINE_STRING_TABLE_LOOKUP(write_kind, WriteKind);
+
+#define SLICE_DIR "sys/fs/cgroup/" ISOLATION_SLICE
+#define GRUB_DROPIN "etc/default/grub.d/topotune.cfg"
+
+static int io_read(void *u, int root_fd, const char *path, char **ret)
+{
+	return read_file_at(root_fd, path, 0, ret, NULL);
+}
+
+static int io_write(void *u, int root_fd, const char *path, const char *value)
+{
+	return write_string_at(root_fd, path, value);
+}
+
+static int io_mkdir(void *u, int root_fd, const char *path)
+{
+	return mkdirat(root_fd, path_relative(path), 0755) < 0 ? negative_errno() : 0;
+}
+
+static int io_remove(void *u, int root_fd, const char *path, bool dir)
+{
+	return unlinkat(root_fd, path_relative(path), dir ? AT_REMOVEDIR : 0) < 0 ? negative_errno() : 0;
+}
+
+const ApplierIo applier_io_default = {
+	.read = io_read,
+	.write = io_write,
+	.mkdir = io_mkdir,
+	.remove = io_remove,
+};
+
+static void record_done(ChangeRecord *c)
+{
+	free(c->path);
+	free(c->old);
+	free(c->new);
+	free(c->why);
+	*c = (ChangeRecord) {};
+}
+
+Applier *applier_free(Applier *a)
+{
+	if (!a)
+		return NULL;
+	for (size_t i = 0; i < a->n_changes; i++)
+		record_done(&a->changes[i]);
+	free(a->changes);
+	free(a->error);
+	free(a);
+	return NULL;
+}
+
+int applier_new(int root_fd, const ApplierIo *io, const ApplierHooks *hooks, Applier **ret)
+{
+	Applier *a = calloc(1, sizeof(Applier));
+
+	if (!a)
+		return -ENOMEM;
+	a->root_fd = root_fd;
+	a->io = io ? *io : applier_io_default;
+	if (hooks)
+		a->hooks = *hooks;
+	*ret = a;
+	return 0;
+}
+
+_printf_(3, 4) static int fail(Applier *a, int r, const char *fmt, ...)
+{
+	va_list ap;
+	char *s;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) >= 0) {
+		free(a->error);
+		a->error = s;
+	}
+	va_end(ap);
+	return r;
+}
+
+/* --- the record file ------------------------------------------------------ */
+
+static bool plain_char(char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') || strchr("._/:+,-", c);
+}
+
+char *state_escape(const char *s)
+{
+	StrBuf b = {};
+	char *r;
+
+	if (!s)
+		return strdup("!");
+	strbuf_append(&b, "=");
+	for (const char *p = s; *p; p++)
+		if (plain_char(*p))
+			strbuf_appendf(&b, "%c", *p);
+		else
+			strbuf_appendf(&b, "%%%02X", (unsigned char)*p);
+	return strbuf_steal(&b, &r) < 0 ? NULL : r;
+}
+
+int state_unescape(const char *s, char **ret)
+{
+	char *out, *o;
+
+	if (streq(s, "!")) {
+		*ret = NULL;
+		return 0;
+	}
+	if (s[0] != '=')
+		return -EBADMSG;
+	out = o = malloc(strlen(s) + 1);
+	if (!out)
+		return -ENOMEM;
+	for (const char *p = s + 1; *p; p++) {
+		if (*p == '%') {
+			unsigned v;
+
+			if (!p[1] || !p[2] || sscanf(p + 1, "%2x", &v) != 1 || v == 0) {
+				free(out);
+				return -EBADMSG;
+			}
+			*o++ = (char)v;
+			p += 2;
+		} else if (plain_char(*p))
+			*o++ = *p;
+		else {
+			free(out);
+			return -EBADMSG;
+		}
+	}
+	*o = '\0';
+	*ret = out;
+	return 0;
+}
+
+static int state_save(Applier *a)
+{
+	_cleanup_close_ int fd = -EBADF;
+	StrBuf b = {};
+	_cleanup_free_ char *text = NULL;
+	size_t len;
+	int r;
+
+	if (a->n_changes == 0) {
+		r = unlinkat(a->root_fd, STATE_FILE, 0);
+		return r < 0 && errno != ENOENT ? negative_errno() : 0;
+	}
+	(void)mkdirat(a->root_fd, "run", 0755);
+	if (mkdirat(a->root_fd, STATE_DIR, 0755) < 0 && errno != EEXIST)
+		return fail(a, negative_errno(), "/" STATE_DIR ": %s", strerror(errno));
+
+	strbuf_append(&b, "# topotune write-ahead record v1: kind done setting path old new why\n");
+	for (size_t i = 0; i < a->n_changes; i++) {
+		const ChangeRecord *c = &a->changes[i];
+		_cleanup_free_ char *p = state_escape(c->path), *o = state_escape(c->old), *n = state_escape(c->new),
+				    *w = state_escape(c->why);
+
+		if (!p || !o || !n || !w) {
+			strbuf_done(&b);
+			return -ENOMEM;
+		}
+		strbuf_appendf(&b, "change %s %d %s %s %s %s %s\n", write_kind_to_string(c->kind), c->done,
+			       setting_id_to_string(c->setting), p, o, n, w);
+	}
+	r = strbuf_steal(&b, &text);
+	if (r < 0)
+		return r;
+
+	fd = openat(a->root_fd, STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return fail(a, negative_errno(), "/" STATE_FILE ".tmp: %s", strerror(errno));
+	len = strlen(text);
+	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0)
+		return fail(a, errno > 0 ? -errno : -EIO, "/" STATE_FILE ".tmp: %s", strerror(errno ?: EIO));
+	if (renameat(a->root_fd, STATE_FILE ".tmp", a->root_fd, STATE_FILE) < 0)
+		return fail(a, negative_errno(), "/" STATE_FILE ": %s", strerror(errno));
+	return 0;
+}
+
+int applier_load_state(Applier *a)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_strv_free_ char **lines = NULL;
+	unsigned lineno = 0;
+	int r;
+
+	r = read_file_at(a->root_fd, STATE_FILE, 0, &text, NULL);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return fail(a, r, "/" STATE_FILE ": %s", strerror(-r));
+	r = strv_split(text, "\n", &lines);
+	if (r < 0)
+		return r;
+
+	STRV_FOREACH(l, lines) {
+		_cleanup_strv_free_ char **w = NULL;
+		ChangeRecord c = {};
+		ChangeRecord *n;
+		int kind, done;
+
+		lineno++;
+		if ((*l)[0] == '#')
+			continue;
+		r = strv_split(*l, " ", &w);
+		if (r < 0)
+			return r;
+		if (strv_length(w) != 8 || !streq(w[0], "change"))
+			return fail(a, -EBADMSG, "/" STATE_FILE ":%u: malformed record", lineno);
+		kind = write_kind_from_string(w[1]);
+		done = streq(w[2], "1");
+		c.setting = setting_id_from_string(w[3]);
+		if (kind < 0 || (int)c.setting < 0)
+			return fail(a, -EBADMSG, "/" STATE_FILE ":%u: unknown kind or setting", lineno);
+		c.kind = kind;
+		c.done = done;
+		if (state_unescape(w[4], &c.path) < 0 || !c.path || state_unescape(w[5], &c.old) < 0 ||
+		    state_unescape(w[6], &c.new) < 0 || state_unescape(w[7], &c.why) < 0) {
+			record_done(&c);
+			return fail(a, -EBADMSG, "/" STATE_FILE ":%u: bad value encoding", lineno);
+		}
+		n = realloc(a->changes, (a->n_changes + 1) * sizeof(ChangeRecord));
+		if (!n) {
+			record_done(&c);
+			return -ENOMEM;
+		}
+		a->changes = n;
+		a->changes[a->n_changes++] = c;
+	}
+	return (int)a->n_changes;
+}
+
+/* --- one write ----------------------------------------------------------- */
+
+static bool has_token(const char *text, const char *token)
+{
+	size_t l = strlen(token);
+
+	for (const char *p = strstr(text, token); p; p = strstr(p + 1, token)) {
+		bool start = p == text || strchr(WHITESPACE, p[-1]);
+		bool end = !p[l] || strchr(WHITESPACE, p[l]);
+
+		if (start && end)
+			return true;
+	}
+	return false;
+}
+
+/* The value of @path as the record keeps it: what to write to get back here. */
+static int read_current(Applier *a, WriteKind kind, const char *path, const char *value, char **ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	switch (kind) {
+	case WRITE_MKDIR:
+		*ret = dir_exists_at(a->root_fd, path) ? strdup("dir") : NULL;
+		return 0;
+	case WRITE_SYSTEMD:
+		/* systemd keeps the property; the slice's cpuset.cpus mirrors it. */
+		r = a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus", &s);
+		*ret = strdup(r >= 0 ? strip(s) : "");
+		return *ret ? 0 : -ENOMEM;
+	default:
+		break;
+	}
+
+	r = a->io.read(a->io.userdata, a->root_fd, path, &s);
+	if (r == -ENOENT && kind == WRITE_FILE) {
+		*ret = NULL;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	switch (kind) {
+	case WRITE_FEATURE: {
+		/* value is "SMT_BUDDY_ASSIST" or "NO_SMT_BUDDY_ASSIST" */
+		const char *base = startswith(value, "NO_") ?: value;
+		_cleanup_free_ char *no = strprintf("NO_%s", base);
+
+		if (!no)
+			return -ENOMEM;
+		*ret = strdup(has_token(s, no) ? no : has_token(s, base) ? base : "");
+		break;
+	}
+	case WRITE_SUBTREE: {
+		const char *ctrl = value + 1;
+
+		*ret = strprintf("%c%s", has_token(s, ctrl) ? '+' : '-', ctrl);
+		break;
+	}
+	case WRITE_PARTITION:
+		/* "isolated invalid (reason)": the first word is what one writes. */
+		s[strcspn(s, WHITESPACE)] = '\0';
+		*ret = strdup(s);
+		break;
+	default:
+		/* Keep the bytes: revert writes back exactly what was there. */
+		*ret = TAKE_PTR(s);
+		return 0;
+	}
+	return *ret ? 0 : -ENOMEM;
+}
+
+
+/* Is @cur (as read_current() gives it) already @value? */
+static bool same_value(WriteKind kind, const char *cur, const char *value)
+{
+	_cleanup_free_ char *c = NULL, *v = NULL;
+
+	if (!cur || !value)
+		return cur == value;
+	if (kind == WRITE_FILE || kind == WRITE_FEATURE || kind == WRITE_SUBTREE || kind == WRITE_MKDIR)
+		return streq(cur, value);
+	c = strdup(cur);
+	v = strdup(value);
+	return c && v && streq(strip(c), strip(v));
+}
+
+/* Did the kernel take @value? Returns 0, or -EIO with a->error set. */
+static int read_back(Applier *a, WriteKind kind, const char *path, const char *value)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	if (kind == WRITE_MKDIR)
+		return value ? (dir_exists_at(a->root_fd, path) ? 0 : fail(a, -EIO, "/%s: not created", path))
+			     : (dir_exists_at(a->root_fd, path) ? fail(a, -EIO, "/%s: still exists", path) : 0);
+	if (kind == WRITE_SYSTEMD)
+		return 0;   /* systemd answered the method call */
+	r = a->io.read(a->io.userdata, a->root_fd, path, &s);
+	if (kind == WRITE_FILE && !value)
+		return r == -ENOENT ? 0 : fail(a, -EIO, "/%s: still exists", path);
+	if (r < 0)
+		return fail(a, r, "/%s: read back: %s", path, strerror(-r));
+
+	switch (kind) {
+	case WRITE_FEATURE:
+		if (has_token(s, value))
+			return 0;
+		break;
+	case WRITE_SUBTREE:
+		if (has_token(s, value + 1) == (value[0] == '+'))
+			return 0;
+		break;
+	case WRITE_PARTITION:
+		strip(s);
+		if (startswith(s, value) && !strstr(s, "invalid"))
+			return 0;
+		return fail(a, -EINVAL, "/%s: the kernel reports \"%s\" after writing \"%s\"", path, s, value);
+	case WRITE_FILE:
+		if (streq(s, value))
+			return 0;
+		break;
+	default:
+		if (same_value(kind, s, value))
+			return 0;
+	}
+	return fail(a, -EIO, "/%s: read back \"%s\" after writing \"%s\"", path, strip(s), value);
+}
+
+/*
+ * Write @value (NULL: remove what we created) and read it back. *ret_wrote
+ * says whether the kernel accepted the write itself, i.e. whether there is
+ * anything to undo when the read-back fails.
+ */
+static int do_write_full(Applier *a, WriteKind kind, const char *path, const char *value, bool *ret_wrote)
+{
+	int r;
+
+	if (ret_wrote)
+		*ret_wrote = false;
+
+	switch (kind) {
+	case WRITE_MKDIR:
+		r = value ? a->io.mkdir(a->io.userdata, a->root_fd, path)
+			  : a->io.remove(a->io.userdata, a->root_fd, path, true);
+		break;
+	case WRITE_FILE:
+		r = value ? a->io.write(a->io.userdata, a->root_fd, path, value)
+			  : a->io.remove(a->io.userdata, a->root_fd, path, false);
+		break;
+	case WRITE_SYSTEMD:
+		r = a->hooks.set_allowed_cpus(a->hooks.userdata, ISOLATION_SLICE, value ?: "");
+		break;
+	default:
+		r = a->io.write(a->io.userdata, a->root_fd, path, value ?: "");
+	}
+	if (r < 0)
+		return fail(a, r, "/%s: writing \"%s\": %s", path, value ?: "(remove)", strerror(-r));
+	if (ret_wrote)
+		*ret_wrote = true;
+	return read_back(a, kind, path, value);
+}
+
+static int do_write(Applier *a, WriteKind kind, const char *path, const char *value)
+{
+	return do_write_full(a, kind, path, value, NULL);
+}
+
+/* --- plans to writes ----------------------------------------------------- */
+
+typedef struct Write {
+	SettingId setting;
+	WriteKind kind;
+	const char *path;
+	char *value;
+	const char *why;
+} Write;
+
+typedef struct WriteList {
+	Write w[8];
+	size_t n;
+} WriteList;
+
+static void write_list_done(WriteList *l)
+{
+	for (size_t i = 0; i < l->n; i++)
+		free(l->w[i].value);
+	l->n = 0;
+}
+
+static int push(WriteList *l, SettingId s, WriteKind k, const char *path, const char *value, const char *why)
+{
+	char *v = strdup(value);
+
+	if (!v)
+		return -ENOMEM;
+	if (l->n >= ELEMENTSOF(l->w)) {
+		free(v);
+		return -E2BIG;
+	}
+	l->w[l->n++] = (Write) { s, k, path, v, why };
+	return 0;
+}
+
+static int plan_writes(Applier *a, const Plan *plan, WriteList *l)
+{
+	int r = 0;
+
+	for (size_t i = 0; i < _SETTING_MAX && r >= 0; i++) {
+		const PlanStep *st = &plan->steps[i];
+		bool on = streq(st->to, "on");
+
+		if (st->action == STEP_PENDING_REBOOT && a->manage_bootloader && plan->kernel_cmdline &&
+		    !startswith(plan->kernel_cmdline, "-")) {
+			_cleanup_free_ char *v = strprintf(
+				"# Written by topotune (manage_bootloader = yes); removed on revert.\n"
+				"GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT %s\"\n", plan->kernel_cmdline);
+
+			r = v ? push(l, st->setting, WRITE_FILE, GRUB_DROPIN, v, st->why) : -ENOMEM;
+			continue;
+		}
+		if (st->action != STEP_SET)
+			continue;
+		switch (st->control) {
+		case CONTROL_SYSCTL_SMT_BUDDY:
+			r = push(l, st->setting, WRITE_PLAIN, "proc/sys/kernel/sched_smt_buddy_assist", on ? "1" : "0",
+				 st->why);
+			break;
+		case CONTROL_DEBUGFS_FEATURES:
+			r = push(l, st->setting, WRITE_FEATURE, "sys/kernel/debug/sched/features",
+				 on ? "SMT_BUDDY_ASSIST" : "NO_SMT_BUDDY_ASSIST", st->why);
+			break;
+		case CONTROL_SYSCTL_RELAX:
+			r = push(l, st->setting, WRITE_PLAIN, "proc/sys/kernel/sched_relax_domain_level", st->to, st->why);
+			break;
+		case CONTROL_CGROUP_V1_RELAX:
+			r = push(l, st->setting, WRITE_PLAIN, "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level",
+				 st->to, st->why);
+			break;
+		case CONTROL_CPUSET_PARTITION: {
+			_cleanup_free_ char *cpus = NULL;
+
+			r = cpuset_format_list(&plan->isolated, &cpus);
+			if (r < 0 || !*cpus)
+				break;   /* nothing to isolate: restoring is the job of the caller */
+			/* systemd enables the cpuset controller on the way down itself. */
+			if (a->hooks.set_allowed_cpus)
+				r = push(l, st->setting, WRITE_SYSTEMD, "systemd:" ISOLATION_SLICE "/AllowedCPUs", cpus,
+					 st->why);
+			else {
+				r = push(l, st->setting, WRITE_SUBTREE, "sys/fs/cgroup/cgroup.subtree_control", "+cpuset",
+					 st->why);
+				if (r >= 0)
+					r = push(l, st->setting, WRITE_MKDIR, SLICE_DIR, "dir", st->why);
+				if (r >= 0)
+					r = push(l, st->setting, WRITE_PLAIN, SLICE_DIR "/cpuset.cpus", cpus, st->why);
+			}
+			if (r >= 0)
+				r = push(l, st->setting, WRITE_PARTITION, SLICE_DIR "/cpuset.cpus.partition", "isolated",
+					 st->why);
+			break;
+		}
+		default:
+			break;
+		}
+	}
+	return r;
+}
+
+static ChangeRecord *find_record(Applier *a, const char *path)
+{
+	for (size_t i = 0; i < a->n_changes; i++)
+		if (streq(a->changes[i].path, path))
+			return &a->changes[i];
+	return NULL;
+}
+
+static void drop_record(Applier *a, size_t i)
+{
+	record_done(&a->changes[i]);
+	memmove(a->changes + i, a->changes + i + 1, (a->n_changes - i - 1) * sizeof(ChangeRecord));
+	a->n_changes--;
+}
+
+static bool write_list_has(const WriteList *l, const char *path)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (streq(l->w[i].path, path))
+			return true;
+	return false;
+}
+
+static void notify(Applier *a, const ChangeRecord *c, bool revert)
+{
+	if (a->hooks.changed)
+		a->hooks.changed(a->hooks.userdata, c, revert);
+}
+
+/* Restore record @i's original; on success drop it. */
+static int restore_one(Applier *a, size_t i)
+{
+	ChangeRecord *c = &a->changes[i];
+	int r;
+
+	if (c->kind == WRITE_MKDIR && c->old)
+		r = 0;   /* it existed before us */
+	else
+		r = do_write(a, c->kind, c->path, c->old);
+	if (r < 0)
+		return r;
+	notify(a, c, true);
+	drop_record(a, i);
+	return 0;
+}
+
+/* One write of this apply, for rollback. */
+typedef struct Undo {
+	WriteKind kind;
+	const char *path;
+	char *before;          /* value before this apply (NULL: absent) */
+	char *prev_new;        /* the record's previous "new", if it existed */
+	bool created_record;
+	bool attempted;        /* do_write() was called: the kernel may have it */
+} Undo;
+
+static void rollback(Applier *a, Undo *undo, size_t n_undo)
+{
+	_cleanup_free_ char *first = a->error ? strdup(a->error) : NULL;
+
+	for (size_t i = n_undo; i > 0; i--) {
+		Undo *u = &undo[i - 1];
+		ChangeRecord *rec = find_record(a, u->path);
+
+		if (u->attempted && do_write(a, u->kind, u->path, u->before) < 0)
+			continue;   /* the record stays: revert or recovery retries */
+		if (!rec)
+			continue;
+		if (u->created_record) {
+			if (u->attempted)
+				notify(a, rec, true);
+			drop_record(a, (size_t)(rec - a->changes));
+		} else {
+			free(rec->new);
+			rec->new = TAKE_PTR(u->prev_new);
+			rec->done = true;
+		}
+	}
+	(void)state_save(a);
+	if (first) {
+		free(a->error);
+		a->error = TAKE_PTR(first);
+	}
+}
+
+int applier_apply(Applier *a, const Plan *plan)
+{
+	WriteList l = {};
+	Undo undo[ELEMENTSOF(l.w)] = {};
+	size_t n_undo = 0;
+	int r, writes = 0;
+
+	r = plan_writes(a, plan, &l);
+	if (r < 0) {
+		write_list_done(&l);
+		return fail(a, r, "planning writes: %s", strerror(-r));
+	}
+
+	/* What we changed before and the new plan leaves alone goes back first. */
+	for (size_t i = a->n_changes; i > 0; i--)
+		if (!write_list_has(&l, a->changes[i - 1].path)) {
+			r = restore_one(a, i - 1);
+			if (r < 0)
+				goto out;
+			writes++;
+		}
+	r = state_save(a);
+	if (r < 0)
+		goto out;
+
+	for (size_t i = 0; i < l.n; i++) {
+		Write *w = &l.w[i];
+		_cleanup_free_ char *cur = NULL;
+		ChangeRecord *rec;
+		Undo *u;
+
+		r = read_current(a, w->kind, w->path, w->value, &cur);
+		if (r < 0) {
+			fail(a, r, "/%s: %s", w->path, strerror(-r));
+			goto rollback;
+		}
+		if (same_value(w->kind, cur, w->value))
+			continue;
+
+		u = &undo[n_undo++];
+		*u = (Undo) { .kind = w->kind, .path = w->path };
+		if (cur) {
+			u->before = strdup(cur);
+			if (!u->before) {
+				r = -ENOMEM;
+				goto rollback;
+			}
+		}
+		rec = find_record(a, w->path);
+		if (!rec) {
+			ChangeRecord *n = realloc(a->changes, (a->n_changes + 1) * sizeof(ChangeRecord));
+
+			if (!n) {
+				r = -ENOMEM;
+				goto rollback;
+			}
+			a->changes = n;
+			rec = &a->changes[a->n_changes++];
+			*rec = (ChangeRecord) { .setting = w->setting, .kind = w->kind };
+			u->created_record = true;
+			rec->path = strdup(w->path);
+			rec->old = TAKE_PTR(cur);
+			rec->why = strdup(strempty(w->why));
+			if (!rec->path || !rec->why) {
+				r = -ENOMEM;
+				goto rollback;
+			}
+		} else
+			u->prev_new = TAKE_PTR(rec->new);
+		rec->new = strdup(w->value);
+		if (!rec->new) {
+			r = -ENOMEM;
+			goto rollback;
+		}
+		rec->done = false;
+		/* The record reaches the disk before the kernel sees the write. */
+		r = state_save(a);
+		if (r < 0)
+			goto rollback;
+
+		r = do_write_full(a, w->kind, w->path, w->value, &u->attempted);
+		if (r < 0)
+			goto rollback;
+		rec = find_record(a, w->path);
+		rec->done = true;
+		notify(a, rec, false);
+		writes++;
+	}
+	r = state_save(a);
+	if (r < 0)
+		goto rollback;
+	r = writes;
+	goto out;
+
+rollback:
+	rollback(a, undo, n_undo);
+out:
+	for (size_t i = 0; i < n_undo; i++) {
+		free(undo[i].before);
+		free(undo[i].prev_new);
+	}
+	write_list_done(&l);
+	return r;
+}
+
+int applier_revert(Applier *a)
+{
+	int r = 0;
+
+	for (size_t i = a->n_changes; i > 0; i--) {
+		int k = restore_one(a, i - 1);
+
+		if (k < 0 && r == 0)
+			r = k;
+	}
+	(void)state_save(a);
+	return r;
+}
+
+int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	switch (st->control) {
+	case CONTROL_SYSCTL_SMT_BUDDY:
+		r = a->io.read(a->io.userdata, a->root_fd, "proc/sys/kernel/sched_smt_buddy_assist", &s);
+		if (r < 0)
+			return r;
+		*ret = strdup(streq(strip(s), "0") ? "off" : "on");
+		break;
+	case CONTROL_DEBUGFS_FEATURES:
+		r = a->io.read(a->io.userdata, a->root_fd, "sys/kernel/debug/sched/features", &s);
+		if (r < 0)
+			return r;
+		*ret = strdup(has_token(s, "SMT_BUDDY_ASSIST") ? "on" : has_token(s, "NO_SMT_BUDDY_ASSIST") ? "off" : "absent");
+		break;
+	case CONTROL_SYSCTL_RELAX:
+	case CONTROL_CGROUP_V1_RELAX:
+		r = a->io.read(a->io.userdata, a->root_fd,
+			       st->control == CONTROL_SYSCTL_RELAX ? "proc/sys/kernel/sched_relax_domain_level"
+								   : "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level",
+			       &s);
+		if (r < 0)
+			return r;
+		*ret = strdup(strip(s));
+		break;
+	case CONTROL_CPUSET_PARTITION: {
+		_cleanup_free_ char *part = NULL, *l = NULL;
+		CpuSet set = {};
+
+		/*
+		 * A valid isolated partition of our slice isolates its CPUs; without
+		 * one, the root's cpuset.cpus.isolated says what others isolated.
+		 */
+		r = a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus.partition", &part);
+		if (r >= 0 && startswith(strip(part), "isolated") && !strstr(part, "invalid"))
+			r = a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus", &s);
+		else
+			r = a->io.read(a->io.userdata, a->root_fd, "sys/fs/cgroup/cpuset.cpus.isolated", &s);
+		if (r < 0)
+			return r;
+		r = cpuset_parse_list(strip(s), &set, NULL);
+		if (r >= 0)
+			r = cpuset_format_list(&set, &l);
+		cpuset_done(&set);
+		if (r < 0)
+			return r;
+		*ret = strdup(*l ? l : "none");
+		break;
+	}
+	default:
+		*ret = strdup(st->from ?: "unknown");
+	}
+	return *ret ? 0 : -ENOMEM;
+}
+
+void mismatches_free(Mismatch *m, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(m[i].want);
+		free(m[i].got);
+	}
+	free(m);
+}
+
+int applier_verify(Applier *a, const Plan *plan, Mismatch **ret, size_t *ret_n)
+{
+	Mismatch *m = NULL;
+	size_t n = 0;
+	int r = 0;
+
+	for (size_t i = 0; i < _SETTING_MAX; i++) {
+		const PlanStep *st = &plan->steps[i];
+		_cleanup_free_ char *got = NULL;
+		Mismatch *nm;
+
+		if (st->action != STEP_SET && st->action != STEP_NONE)
+			continue;
+		if (st->control == CONTROL_NONE)
+			continue;
+		r = applier_read_actual(a, st, &got);
+		if (r < 0) {
+			got = strprintf("unreadable: %s", strerror(-r));
+			if (!got) {
+				r = -ENOMEM;
+				break;
+			}
+			r = 0;
+		}
+		if (streq(got, st->to))
+			continue;
+		nm = realloc(m, (n + 1) * sizeof(Mismatch));
+		if (!nm) {
+			r = -ENOMEM;
+			break;
+		}
+		m = nm;
+		m[n] = (Mismatch) { .setting = st->setting, .want = strdup(st->to), .got = TAKE_PTR(got) };
+		if (!m[n++].want) {
+			r = -ENOMEM;
+			break;
+		}
+	}
+	if (r < 0) {
+		mismatches_free(m, n);
+		return r;
+	}
+	*ret = m;
+	*ret_n = n;
+	return 0;
+}

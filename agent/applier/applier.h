@@ -1,0 +1,110 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "planner.h"
+
+/*
+ * The applier executes a Plan through the root fd. Every write goes to an
+ * allow-listed path, is preceded by a write-ahead record in run/topotune/state
+ * (setting, path, original value, new value, why) and is read back. A failed
+ * step rolls back the steps of the same apply. revert restores the original
+ * bytes of everything recorded; after a crash the record survives and
+ * applier_recover() restores it.
+ */
+
+typedef enum WriteKind {
+	WRITE_PLAIN,        /* a value file: sysctl, cgroup attribute */
+	WRITE_FEATURE,      /* debugfs sched/features token */
+	WRITE_SUBTREE,      /* cgroup.subtree_control "+cpuset" / "-cpuset" */
+	WRITE_PARTITION,    /* cpuset.cpus.partition */
+	WRITE_MKDIR,        /* a cgroup directory we created */
+	WRITE_FILE,         /* a file we created (bootloader drop-in) */
+	WRITE_SYSTEMD,      /* AllowedCPUs= of the slice through systemd */
+	_WRITE_KIND_MAX,
+	_WRITE_KIND_INVALID = -EINVAL,
+} WriteKind;
+
+typedef struct ChangeRecord {
+	SettingId setting;
+	WriteKind kind;
+	char *path;       /* relative to the root: "proc/sys/kernel/sched_smt_buddy_assist" */
+	char *old;        /* original content (what revert writes back); NULL: did not exist */
+	char *new;        /* what we wrote */
+	char *why;        /* "FILE:LINE" or derivation */
+	bool done;        /* written and read back */
+} ChangeRecord;
+
+/* I/O the applier uses; tests replace it to inject faults. */
+typedef struct ApplierIo {
+	int (*read)(void *userdata, int root_fd, const char *path, char **ret);
+	int (*write)(void *userdata, int root_fd, const char *path, const char *value);
+	int (*mkdir)(void *userdata, int root_fd, const char *path);
+	int (*remove)(void *userdata, int root_fd, const char *path, bool dir);
+	void *userdata;
+} ApplierIo;
+
+typedef struct ApplierHooks {
+	/*
+	 * Set AllowedCPUs= of the isolation slice through systemd (runtime
+	 * property). NULL: the applier creates the cgroup and writes
+	 * cpuset.cpus itself (no systemd, tests).
+	 */
+	int (*set_allowed_cpus)(void *userdata, const char *unit, const char *cpulist);
+	/* One call per change made or undone, for the journal. */
+	void (*changed)(void *userdata, const ChangeRecord *c, bool revert);
+	void *userdata;
+} ApplierHooks;
+
+typedef struct Applier {
+	int root_fd;
+	ApplierIo io;
+	ApplierHooks hooks;
+	bool manage_bootloader;
+	ChangeRecord *changes;
+	size_t n_changes;
+	char *error;           /* last failure, "PATH: message" */
+} Applier;
+
+typedef struct Mismatch {
+	SettingId setting;
+	char *want, *got;
+} Mismatch;
+
+const char *write_kind_to_string(WriteKind k) _const_;
+WriteKind write_kind_from_string(const char *s) _pure_;
+
+#define ISOLATION_SLICE "topotune-isolated.slice"
+#define STATE_DIR "run/topotune"
+#define STATE_FILE "run/topotune/state"
+
+int applier_new(int root_fd, const ApplierIo *io, const ApplierHooks *hooks, Applier **ret);
+Applier *applier_free(Applier *a);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Applier *, applier_free);
+
+/* Default I/O: the fileio helpers. */
+extern const ApplierIo applier_io_default;
+
+/*
+ * Bring the system to @plan: set what it sets, restore what we changed
+ * earlier and the plan no longer wants. All or nothing: on failure every
+ * write of this call is undone and a->error says why. Returns the number of
+ * writes made (>= 0) or -errno.
+ */
+int applier_apply(Applier *a, const Plan *plan);
+
+/* Restore every recorded change in reverse order; drop the record. */
+int applier_revert(Applier *a);
+
+/* Load a record a previous run left behind (crash): returns its number of changes. */
+int applier_load_state(Applier *a);
+
+/* Compare the kernel's state with @plan's desired values. */
+int applier_verify(Applier *a, const Plan *plan, Mismatch **ret, size_t *ret_n);
+void mismatches_free(Mismatch *m, size_t n);
+
+/* Current value of a setting as text, through its control (for Settings). */
+int applier_read_actual(Applier *a, const PlanStep *step, char **ret);
+
+/* Escape/unescape one value for the record file (exported for tests). */
+char *state_escape(const char *s);
+int state_unescape(const char *s, char **ret);

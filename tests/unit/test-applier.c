@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The applier against a fake tree, with faults injected through ApplierIo:
+ * every failure must end with a clear error naming the path and the tree
+ * byte for byte as it was; a crash must leave a record that restores it.
+ */
+#include <dirent.h>
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "applier.h"
+#include "fileio.h"
+#include "strutil.h"
+#include "test.h"
+#include "topo-build.h"
+
+typedef struct Fault {
+	const char *path;        /* substring of the path to fail */
+	bool on_write;           /* else on read */
+	int error;               /* errno to return, 0: none */
+	const char *read_as;     /* return this content instead (a kernel that ignores writes...) */
+	unsigned skip;           /* let this many matching calls through first */
+} Fault;
+
+static Fault fault;
+
+static bool hit(const char *path, bool write)
+{
+	if (!fault.path || write != fault.on_write || !strstr(path, fault.path))
+		return false;
+	if (fault.skip > 0) {
+		fault.skip--;
+		return false;
+	}
+	return true;
+}
+
+static int f_read(void *u, int root_fd, const char *path, char **ret)
+{
+	if (hit(path, false)) {
+		if (fault.error)
+			return -fault.error;
+		if (fault.read_as) {
+			/* A wrong answer once: the kernel then behaves again. */
+			fault.path = NULL;
+			*ret = strdup(fault.read_as);
+			return *ret ? 0 : -ENOMEM;
+		}
+	}
+	return applier_io_default.read(u, root_fd, path, ret);
+}
+
+static int f_write(void *u, int root_fd, const char *path, const char *value)
+{
+	if (hit(path, true) && fault.error)
+		return -fault.error;
+	return applier_io_default.write(u, root_fd, path, value);
+}
+
+static void put(int fd, const char *path, const char *content);
+
+static int f_mkdir(void *u, int root_fd, const char *path)
+{
+	_cleanup_free_ char *cpus = NULL, *part = NULL;
+	int r;
+
+	if (hit(path, true) && fault.error)
+		return -fault.error;
+	r = applier_io_default.mkdir(u, root_fd, path);
+	if (r < 0)
+		return r;
+	/* What the kernel puts in a new cgroup. */
+	cpus = strprintf("%s/cpuset.cpus", path);
+	part = strprintf("%s/cpuset.cpus.partition", path);
+	put(root_fd, cpus, "\n");
+	put(root_fd, part, "member\n");
+	return 0;
+}
+
+static int f_remove(void *u, int root_fd, const char *path, bool dir)
+{
+	if (dir) {
+		/* The kernel removes a cgroup's files with it. */
+		_cleanup_free_ char *cpus = strprintf("%s/cpuset.cpus", path), *part = strprintf("%s/cpuset.cpus.partition", path);
+
+		(void)unlinkat(root_fd, cpus, 0);
+		(void)unlinkat(root_fd, part, 0);
+	}
+	return applier_io_default.remove(u, root_fd, path, dir);
+}
+
+static const ApplierIo fault_io = { f_read, f_write, f_mkdir, f_remove, NULL };
+
+/* --- a fake tree ---------------------------------------------------------- */
+
+static void put(int fd, const char *path, const char *content)
+{
+	char dir[256];
+
+	snprintf(dir, sizeof(dir), "%s", path);
+	for (char *p = strchr(dir, '/'); p; p = strchr(p + 1, '/')) {
+		*p = '\0';
+		(void)mkdirat(fd, dir, 0755);
+		*p = '/';
+	}
+	check(write_string_at(fd, path, content) == 0 || (close(openat(fd, path, O_CREAT | O_WRONLY, 0644)),
+							 write_string_at(fd, path, content) == 0));
+}
+
+static int make_tree(char *tmpl)
+{
+	int fd;
+
+	check(mkdtemp(tmpl) != NULL);
+	check(root_open(tmpl, &fd) == 0);
+	put(fd, "proc/sys/kernel/sched_smt_buddy_assist", "0\n");
+	put(fd, "proc/sys/kernel/sched_relax_domain_level", "-1\n");
+	put(fd, "sys/kernel/debug/sched/features", "PLACE_LAG NO_SMT_BUDDY_ASSIST TTWU_QUEUE \n");
+	put(fd, "sys/fs/cgroup/cgroup.controllers", "cpuset cpu io memory pids\n");
+	put(fd, "sys/fs/cgroup/cgroup.subtree_control", "cpuset cpu memory\n");
+	put(fd, "sys/fs/cgroup/cpuset.cpus.isolated", "\n");
+	put(fd, "run/topotune/.keep", "");
+	return fd;
+}
+
+/* Every file below @dir: "path\ncontent\n", sorted by readdir order of a stable walk. */
+static void snapshot_dir(int dfd, const char *prefix, StrBuf *b)
+{
+	DIR *d;
+	struct dirent *de;
+	char **names = NULL;
+
+	d = fdopendir(dup(dfd));
+	if (!d)
+		return;
+	while ((de = readdir(d)))
+		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
+			(void)strv_extend(&names, de->d_name);
+	closedir(d);
+	/* sort for a stable order */
+	for (size_t i = 0; names && names[i]; i++)
+		for (size_t j = i + 1; names[j]; j++)
+			if (strcmp(names[i], names[j]) > 0) {
+				char *t = names[i];
+
+				names[i] = names[j];
+				names[j] = t;
+			}
+	STRV_FOREACH(n, names) {
+		_cleanup_free_ char *path = strprintf("%s%s", prefix, *n), *content = NULL;
+		int sub = openat(dfd, *n, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+
+		if (sub >= 0) {
+			_cleanup_free_ char *p2 = strprintf("%s/", path);
+
+			strbuf_appendf(b, "%s/\n", path);
+			snapshot_dir(sub, p2, b);
+			close(sub);
+		} else if (read_file_at(dfd, *n, 0, &content, NULL) >= 0)
+			strbuf_appendf(b, "%s\n%s\n", path, content);
+	}
+	strv_free(names);
+}
+
+static char *snapshot(int fd)
+{
+	StrBuf b = {};
+	char *s = NULL;
+
+	snapshot_dir(fd, "", &b);
+	(void)strbuf_steal(&b, &s);
+	return s;
+}
+
+static void rm_rf(const char *path)
+{
+	_cleanup_free_ char *cmd = strprintf("rm -rf '%s'", path);
+
+	if (cmd && system(cmd) != 0)
+		fprintf(stderr, "cannot remove %s\n", path);
+}
+
+/* --- plans ---------------------------------------------------------------- */
+
+static const TopoSpec small = { 1, 4, 2, 2, 2, NULL, NULL };
+static const CpuIdentity intel = { .vendor = CPU_VENDOR_INTEL, .arch = "x86", .have_family = true, .family = 6,
+				   .model = 0x55 };
+
+static Plan *make_plan(SmtBuddyMode smt, RelaxMode relax, int level, const char *isolated, bool debugfs_only)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	ProfileSettings s = {
+		.smt_buddy_assist = smt,
+		.smt_buddy_assist_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
+		.relax_mode = relax,
+		.relax_level = level,
+		.relax_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
+		.isolation = isolated ? ISOLATION_LIST : ISOLATION_NONE,
+		.isolation_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
+	};
+	KernelCaps k;
+	PlanInput in;
+	Plan *p = NULL;
+
+	check(topo_build(&small, &t) == 0);
+	if (isolated)
+		check(cpuset_parse_list(isolated, &s.isolated_cpus, NULL) == 0);
+	kernel_caps_patched(&k);
+	if (debugfs_only)
+		k.smt_buddy_sysctl = false;
+	in = (PlanInput) { &intel, t, &k, &s, "t" };
+	check(plan_compute(&in, &p) == 0);
+	cpuset_done(&s.isolated_cpus);
+	kernel_caps_done(&k);
+	return p;
+}
+
+static char *file(int fd, const char *path)
+{
+	char *s = NULL;
+
+	if (read_file_at(fd, path, 0, &s, NULL) < 0)
+		return strdup("(missing)");
+	return s;
+}
+
+static void test_apply_verify_revert(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = snapshot(fd), *after = NULL, *smt = NULL, *relax = NULL, *cpus = NULL,
+			    *part = NULL;
+	_cleanup_(plan_freep) Plan *p = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 2, "3,7", false);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	/* smt, relax, slice dir, cpuset.cpus, partition: subtree_control already has cpuset. */
+	check_int(applier_apply(a, p), 5);
+	check_str(smt = file(fd, "proc/sys/kernel/sched_smt_buddy_assist"), "1");
+	check_str(relax = file(fd, "proc/sys/kernel/sched_relax_domain_level"), "2");
+	check_str(cpus = file(fd, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus"), "3,7");
+	check_str(part = file(fd, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition"), "isolated");
+	check(path_exists_at(fd, STATE_FILE));
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 0);
+	mismatches_free(m, n);
+
+	/* Applying the same plan again changes nothing. */
+	check_int(applier_apply(a, p), 0);
+
+	/* Another writer: verify reports drift. */
+	check(write_string_at(fd, "proc/sys/kernel/sched_relax_domain_level", "5") == 0);
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 1);
+	if (n == 1) {
+		check_int(m[0].setting, SETTING_RELAX_DOMAIN_LEVEL);
+		check_str(m[0].want, "2");
+		check_str(m[0].got, "5");
+	}
+	mismatches_free(m, n);
+	check(write_string_at(fd, "proc/sys/kernel/sched_relax_domain_level", "2") == 0);
+
+	check(applier_revert(a) == 0);
+	after = snapshot(fd);
+	check_str(after, before);
+	rm_rf(tmpl);
+}
+
+static void test_fault(const char *name, Fault f, int want_error, const char *want_message, bool debugfs_only)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = snapshot(fd), *after = NULL;
+	_cleanup_(plan_freep) Plan *p = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 2, "3,7", debugfs_only);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	int r;
+
+	fault = f;
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	r = applier_apply(a, p);
+	check_ctx(name, r == want_error);
+	if (r != want_error)
+		fprintf(stderr, "  [%s] got %d (%s)\n", name, r, strna(a->error));
+	check_ctx(name, a->error && strstr(a->error, want_message));
+	if (a->error && !strstr(a->error, want_message))
+		fprintf(stderr, "  [%s] error \"%s\" lacks \"%s\"\n", name, a->error, want_message);
+	check_ctx(name, a->n_changes == 0);
+	fault = (Fault) {};
+	after = snapshot(fd);
+	check_ctx(name, streq(after, before));
+	if (!streq(after, before))
+		fprintf(stderr, "--- before:\n%s--- after:\n%s", before, after);
+	rm_rf(tmpl);
+}
+
+static void test_faults(void)
+{
+	static const int errnos[] = { EPERM, EACCES, EROFS, ENOENT, EINVAL };
+
+	/* The second write (relax) fails: the first (smt) must be undone. */
+	for (size_t i = 0; i < ELEMENTSOF(errnos); i++) {
+		_cleanup_free_ char *msg = strprintf("/proc/sys/kernel/sched_relax_domain_level: writing \"2\": %s",
+						     strerror(errnos[i]));
+
+		test_fault(strerror(errnos[i]),
+			   (Fault) { .path = "sched_relax_domain_level", .on_write = true, .error = errnos[i] },
+			   -errnos[i], msg, false);
+	}
+	/* The last step fails after four writes: all four come back. */
+	test_fault("partition EACCES", (Fault) { .path = "cpuset.cpus.partition", .on_write = true, .error = EACCES },
+		   -EACCES, "/sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition: writing \"isolated\"", false);
+	/* The kernel takes the write but reports the partition invalid. */
+	test_fault("partition invalid",
+		   (Fault) { .path = "cpuset.cpus.partition", .read_as = "isolated invalid (Cpu list in cpuset.cpus not exclusive)\n",
+			     .skip = 1 },
+		   -EINVAL, "reports \"isolated invalid (Cpu list in cpuset.cpus not exclusive)\"", false);
+	/* A kernel that ignores the write. */
+	test_fault("write ignored", (Fault) { .path = "sched_smt_buddy_assist", .read_as = "0\n", .skip = 1 }, -EIO,
+		   "/proc/sys/kernel/sched_smt_buddy_assist: read back \"0\" after writing \"1\"", false);
+	/* debugfs read-only under lockdown. */
+	test_fault("debugfs EPERM", (Fault) { .path = "sched/features", .on_write = true, .error = EPERM }, -EPERM,
+		   "/sys/kernel/debug/sched/features: writing \"SMT_BUDDY_ASSIST\": Operation not permitted", true);
+	/* The file disappears between probe and read. */
+	test_fault("vanished", (Fault) { .path = "sched_smt_buddy_assist", .error = ENOENT }, -ENOENT,
+		   "/proc/sys/kernel/sched_smt_buddy_assist: No such file or directory", false);
+	/* mkdir of the slice refused. */
+	test_fault("cgroup mkdir EROFS", (Fault) { .path = "topotune-isolated.slice", .on_write = true, .error = EROFS },
+		   -EROFS, "topotune-isolated.slice: writing \"dir\": Read-only file system", false);
+}
+
+static void test_crash_recovery(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = snapshot(fd), *after = NULL;
+	_cleanup_(plan_freep) Plan *p = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 3, "3,7", false);
+	Applier *a = NULL;
+
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p), 5);
+	/* kill -9: the process is gone, the record stays. */
+	applier_free(a);
+
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_load_state(a), 5);
+	check(applier_revert(a) == 0);
+	check(!path_exists_at(fd, STATE_FILE));
+	after = snapshot(fd);
+	check_str(after, before);
+	applier_free(a);
+
+	/* A corrupt record is refused with its line, not half-used. */
+	check(write_string_at(fd, STATE_FILE, "change plain 1 nonsense\n") == 0 ||
+	      (close(openat(fd, STATE_FILE, O_CREAT | O_WRONLY, 0600)), write_string_at(fd, STATE_FILE, "change plain 1 nonsense\n") == 0));
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_load_state(a), -EBADMSG);
+	check(a->error && strstr(a->error, "/run/topotune/state:1: malformed record"));
+	applier_free(a);
+	rm_rf(tmpl);
+}
+
+static void test_diff(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = snapshot(fd), *after = NULL, *relax = NULL, *smt = NULL;
+	_cleanup_(plan_freep) Plan *p1 = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 2, NULL, false);
+	_cleanup_(plan_freep) Plan *p2 = make_plan(SMT_BUDDY_ON, RELAX_KEEP, 0, NULL, false);
+	_cleanup_(applier_freep) Applier *a = NULL;
+
+	fault = (Fault) {};
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_apply(a, p1), 2);
+	/* The second profile keeps relax: it goes back to the boot value, smt stays. */
+	check_int(applier_apply(a, p2), 1);
+	check_str(relax = file(fd, "proc/sys/kernel/sched_relax_domain_level"), "-1\n");
+	check_str(smt = file(fd, "proc/sys/kernel/sched_smt_buddy_assist"), "1");
+	check_int(a->n_changes, 1);
+	check(applier_revert(a) == 0);
+	after = snapshot(fd);
+	check_str(after, before);
+	rm_rf(tmpl);
+}
+
+static void test_escape(void)
+{
+	static const char *values[] = { "", "0", "a b\n", "100%", "GRUB=\"$X y\"\n", "x=y" };
+
+	for (size_t i = 0; i < ELEMENTSOF(values); i++) {
+		_cleanup_free_ char *e = state_escape(values[i]), *u = NULL;
+
+		check(e && !strpbrk(e, " \n\t"));
+		check(state_unescape(e, &u) == 0);
+		check_str(u, values[i]);
+	}
+	{
+		char *u = (char *)"x";
+
+		check(state_unescape("!", &u) == 0 && u == NULL);
+		check(state_unescape("=%zz", &u) == -EBADMSG);
+		check(state_unescape("nope", &u) == -EBADMSG);
+	}
+}
+
+static void test_empty_root(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_(plan_freep) Plan *p = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 2, NULL, false);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_free_ char *after = NULL;
+	int fd;
+
+	check(mkdtemp(tmpl) != NULL);
+	check(root_open(tmpl, &fd) == 0);
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_apply(a, p), -ENOENT);
+	check(a->error && strstr(a->error, "/proc/sys/kernel/sched_smt_buddy_assist"));
+	after = snapshot(fd);
+	check_str(after, "");
+	close(fd);
+	rm_rf(tmpl);
+}
+
+int main(void)
+{
+	test_escape();
+	test_apply_verify_revert();
+	test_faults();
+	test_crash_recovery();
+	test_diff();
+	test_empty_root();
+	return test_end("test-applier");
+}
