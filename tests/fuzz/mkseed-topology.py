@@ -1,0 +1,61 @@
+#!/usr/bin/env python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Turn a sysroot (generated or a real dump) into a fuzz-topology input.
+
+    mkseed-topology.py [--opt N] SYSROOT OUTFILE
+
+Only the files fuzz-topology knows (fuzz-topology.h: CPUs 0-7, nodes 0-3)
+are taken, each as one record; longer contents are cut to 255 bytes.
+"""
+import argparse
+import os
+import sys
+
+GLOBAL = ["sys/devices/system/cpu/present", "sys/devices/system/cpu/possible",
+          "sys/devices/system/cpu/online", "sys/devices/system/node/online",
+          "sys/devices/system/node/possible"]
+PER_CPU = ["online", "topology/physical_package_id", "topology/die_id",
+           "topology/cluster_id", "topology/core_id", "topology/thread_siblings_list",
+           "topology/thread_siblings", "topology/core_cpus_list", "topology/core_cpus"]
+PER_CACHE = ["level", "type", "shared_cpu_list", "shared_cpu_map", "id"]
+PER_NODE = ["cpulist", "cpumap", "distance"]
+CPUS, NODES, CACHES = 8, 4, 4
+
+
+def paths():
+    out = list(GLOBAL)
+    for cpu in range(CPUS):
+        out += [f"sys/devices/system/cpu/cpu{cpu}/{f}" for f in PER_CPU]
+        for idx in range(CACHES):
+            out += [f"sys/devices/system/cpu/cpu{cpu}/cache/index{idx}/{f}" for f in PER_CACHE]
+    for node in range(NODES):
+        out += [f"sys/devices/system/node/node{node}/{f}" for f in PER_NODE]
+    assert len(out) <= 256
+    return out
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--opt", type=lambda s: int(s, 0), default=0x03)
+    ap.add_argument("root")
+    ap.add_argument("out")
+    a = ap.parse_args()
+    data = bytearray([a.opt & 0xff])
+    n = 0
+    for i, p in enumerate(paths()):
+        f = os.path.join(a.root, p)
+        if not os.path.isfile(f):
+            continue
+        with open(f, "rb") as fh:
+            content = fh.read()[:255]
+        data += bytes([i, len(content)]) + content
+        n += 1
+    if n == 0:
+        sys.exit(f"{a.root}: no topology files found")
+    with open(a.out, "wb") as fh:
+        fh.write(data)
+    print(f"{a.out}: {n} files, {len(data)} bytes")
+
+
+if __name__ == "__main__":
+    main()
