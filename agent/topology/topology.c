@@ -253,6 +253,42 @@ static int group_join(TopoGroupList *l, int id, int cpu, int *ret_index)
 	return cpuset_add(&l->items[i].cpus, (unsigned)cpu);
 }
 
+/*
+ * physical_package_id is -1 where the architecture has no such id (powerpc,
+ * s390); the kernel's core_siblings mask still says which CPUs share a
+ * package, as lscpu and hwloc read it.
+ */
+static int join_package_by_siblings(int root_fd, Topology *t, int cpu)
+{
+	CpuSet set = {};
+	char dir[64];
+	int g, r;
+
+	for (size_t i = 0; i < t->packages.n; i++)
+		if (t->packages.items[i].id < 0 && cpuset_contains(&t->packages.items[i].cpus, (unsigned)cpu)) {
+			t->cpus[cpu].package = (int)i;
+			return 0;
+		}
+
+	snprintf(dir, sizeof(dir), CPU_DIR "/cpu%d/topology", cpu);
+	r = read_set_pair(root_fd, dir, "package_cpus_list", "package_cpus", &set);
+	if (r == -ENOENT)
+		r = read_set_pair(root_fd, dir, "core_siblings_list", "core_siblings", &set);
+	if (r < 0)
+		cpuset_done(&set);   /* no mask either: the CPU is its own package */
+	cpuset_and(&set, &t->online);
+	r = cpuset_add(&set, (unsigned)cpu);
+	if (r >= 0)
+		g = group_add(&t->packages, -1);
+	if (r < 0 || g < 0) {
+		cpuset_done(&set);
+		return r < 0 ? r : g;
+	}
+	t->packages.items[g].cpus = set;
+	t->cpus[cpu].package = g;
+	return 0;
+}
+
 static int load_cpu_topology(int root_fd, Topology *t)
 {
 	int r;
@@ -321,7 +357,10 @@ static int load_cpu_topology(int root_fd, Topology *t)
 			}
 		}
 
-		r = group_join(&t->packages, c->package_id, cpu, &c->package);
+		if (c->package_id >= 0)
+			r = group_join(&t->packages, c->package_id, cpu, &c->package);
+		else
+			r = join_package_by_siblings(root_fd, t, cpu);
 		if (r < 0)
 			return r;
 		if (c->die_id >= 0) {

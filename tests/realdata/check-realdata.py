@@ -46,20 +46,9 @@ from collections import Counter
 # says, what the kernel file says, what topotune printed.
 # ---------------------------------------------------------------------------
 XFAIL = {
-    # POWER7 pSeries: physical_package_id is -1 on every CPU, so the only
-    # package information the kernel gives is core_siblings(_list), its
-    # package mask, which is one core (cpu0: 0-3).  hwloc builds 64
-    # Packages from it, lscpu 16 Sockets (S07).  topotune puts all CPUs in
-    # one package with id -1: a guess, and not what the kernel says.
-    ("S06", "packages"): "topotune ignores core_siblings when physical_package_id is -1 (one package, id -1)",
-    ("S06", "package cpus"): "as S06 packages: core_siblings_list groups of 4 CPUs expected",
-    ("S07", "packages"): "as S06: core_siblings_list is one core; topotune reports one package, id -1",
-    ("S07", "package cpus"): "as S06: core_siblings_list is one core; topotune reports one package, id -1",
-    # s390 LPAR: physical_package_id is -1; core_siblings_list gives 7
-    # socket groups among the online CPUs (cpu1: 0-2, cpu3: 3-5, ...),
-    # which is lscpu -p's Socket column.
-    ("S14", "packages"): "topotune ignores core_siblings when physical_package_id is -1 (one package, id -1)",
-    ("S14", "package cpus"): "as S14 packages: the 7 core_siblings_list groups expected",
+    # Empty: the last entries (physical_package_id -1 on POWER7 and s390,
+    # where the package comes from core_siblings) were fixed in
+    # agent/topology/topology.c join_package_by_siblings().
 }
 
 
