@@ -1,0 +1,771 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The bus face of topotuned: org.topotune1.Manager at /org/topotune1
+ * (DESIGN §6). Properties first, then methods, then signals. A mutating
+ * method reads its arguments, validates them (naming the bad value),
+ * authorises through polkit, acts, maps errno to a named error, emits
+ * PropertiesChanged and replies. Also the systemd client that sets
+ * AllowedCPUs= on the isolation slice.
+ */
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+#include "strutil.h"
+
+#define POLKIT_ACTION "org.topotune1.manage"
+
+static const char *const changed_properties[] = {
+	"State", "StateReasons", "ActiveProfile", "Settings", "IsolatedCpus", "HousekeepingCpus",
+	"RebootRequired", "PendingKernelCmdline", "DomainLayout", NULL,
+};
+
+void manager_emit_changed(Manager *m)
+{
+	if (!m->bus)
+		return;
+	(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE,
+						  (char **)changed_properties);
+}
+
+void manager_emit_drift(Manager *m, const char *setting, const char *want, const char *got)
+{
+	if (m->bus)
+		(void)sd_bus_emit_signal(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, "Drift", "sss", setting, want,
+					 got);
+}
+
+void manager_emit_applied(Manager *m, unsigned changes)
+{
+	if (m->bus)
+		(void)sd_bus_emit_signal(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, "Applied", "su",
+					 m->profile ? m->profile->name : "", changes);
+}
+
+/* --- systemd: AllowedCPUs= of the isolation slice ---------------------------------- */
+
+int manager_set_allowed_cpus(void *userdata, const char *unit, const char *cpulist)
+{
+	Manager *m = userdata;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL, *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_free_ uint8_t *mask = NULL;
+	CpuSet set = {};
+	size_t n = 0;
+	int r;
+
+	if (!m->bus)
+		return -ENOTCONN;
+	r = cpuset_parse_list(cpulist, &set, NULL);
+	if (r < 0)
+		return r;
+	/* systemd's cpu_set_to_dbus(): bit (cpu % 8) of byte (cpu / 8). */
+	if (!cpuset_is_empty(&set)) {
+		n = (size_t)cpuset_last(&set) / 8 + 1;
+		mask = calloc(n, 1);
+		if (!mask) {
+			cpuset_done(&set);
+			return -ENOMEM;
+		}
+		CPUSET_FOREACH(cpu, &set)
+			mask[cpu / 8] |= (uint8_t)(1U << (cpu % 8));
+	}
+	cpuset_done(&set);
+
+	r = sd_bus_message_new_method_call(m->bus, &msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+					   "org.freedesktop.systemd1.Manager", "SetUnitProperties");
+	if (r >= 0)
+		r = sd_bus_message_append(msg, "sb", unit, 1);
+	if (r >= 0)
+		r = sd_bus_message_open_container(msg, 'a', "(sv)");
+	if (r >= 0)
+		r = sd_bus_message_open_container(msg, 'r', "sv");
+	if (r >= 0)
+		r = sd_bus_message_append(msg, "s", "AllowedCPUs");
+	if (r >= 0)
+		r = sd_bus_message_open_container(msg, 'v', "ay");
+	if (r >= 0)
+		r = sd_bus_message_append_array(msg, 'y', mask, n);
+	for (int i = 0; r >= 0 && i < 3; i++)
+		r = sd_bus_message_close_container(msg);
+	if (r < 0)
+		return r;
+	r = sd_bus_call(m->bus, msg, 30 * 1000000ULL, &error, &reply);
+	if (r < 0) {
+		log_error("systemd refused AllowedCPUs=%s on %s: %s", cpulist, unit, error.message ?: strerror(-r));
+		return r;
+	}
+	log_info("systemd: %s AllowedCPUs=%s", unit, *cpulist ? cpulist : "(reset)");
+	return 0;
+}
+
+/* --- properties ------------------------------------------------------------------ */
+
+#define GETTER(name)                                                                                    \
+	static int name(sd_bus *bus, const char *path, const char *interface, const char *property,    \
+			sd_bus_message *reply, void *userdata, sd_bus_error *error)
+
+GETTER(property_get_version)
+{
+	return sd_bus_message_append(reply, "s", TOPOTUNE_VERSION);
+}
+
+GETTER(property_get_state)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "s", manager_state_to_string(m->state));
+}
+
+GETTER(property_get_state_reasons)
+{
+	Manager *m = userdata;
+	_cleanup_strv_free_ char **l = NULL;
+	int r;
+
+	r = manager_state_reasons(m, &l);
+	if (r < 0)
+		return r;
+	return sd_bus_message_append_strv(reply, l);
+}
+
+GETTER(property_get_active_profile)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "s", m->profile ? m->profile->name : "");
+}
+
+GETTER(property_get_cpu_vendor)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "s", strempty(cpu_vendor_to_string(m->identity.vendor)));
+}
+
+GETTER(property_get_cpu_family)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "u", m->identity.have_family ? m->identity.family : 0);
+}
+
+GETTER(property_get_cpu_model)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "u", m->identity.have_family ? m->identity.model : 0);
+}
+
+GETTER(property_get_cpu_name)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "s", m->identity.brand);
+}
+
+GETTER(property_get_topology)
+{
+	Manager *m = userdata;
+	const Topology *t = m->topology;
+
+	return sd_bus_message_append(reply, "a{sv}", 7,
+				     "packages", "u", (unsigned)t->packages.n,
+				     "nodes", "u", topology_cpu_nodes(t),
+				     "cores", "u", (unsigned)t->cores.n,
+				     "threads", "u", cpuset_count(&t->online),
+				     "llcs", "u", (unsigned)t->llcs.n,
+				     "nodes_per_package", "u", t->nodes_per_package,
+				     "smt", "b", t->threads_per_core > 1);
+}
+
+GETTER(property_get_settings)
+{
+	Manager *m = userdata;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(sssbs)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; m->plan && i < _SETTING_MAX; i++) {
+		const PlanStep *st = &m->plan->steps[i];
+		_cleanup_free_ char *actual = manager_setting_actual(m, (SettingId)i), *o = origin_to_string(&st->origin);
+		_cleanup_free_ char *desired = st->action == STEP_KEEP ? strdup("keep") : strdup(st->to);
+
+		if (!actual || !o || !desired)
+			return -ENOMEM;
+		r = sd_bus_message_append(reply, "(sssbs)", setting_id_to_string(st->setting), desired, actual,
+					  manager_setting_in_sync(m, (SettingId)i, actual), o);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
+}
+
+GETTER(property_get_kernel_caps)
+{
+	Manager *m = userdata;
+	const KernelCaps *k = &m->caps;
+
+	return sd_bus_message_append(reply, "a{sb}", 12,
+				     "smt_buddy_sysctl", k->smt_buddy_sysctl,
+				     "smt_buddy_debugfs", k->smt_buddy_debugfs,
+				     "relax_sysctl", k->relax_sysctl,
+				     "relax_cgroup_v1", k->relax_cgroup_v1,
+				     "cgroup_v2", k->cgroup_v2,
+				     "cgroup_v2_cpuset", k->cgroup_v2_cpuset,
+				     "cpuset_partitions", k->cpuset_partitions,
+				     "debugfs_sched", k->debugfs_sched,
+				     "lockdown", k->lockdown,
+				     "numa_averaging_intel", k->numa_averaging_intel,
+				     "numa_averaging_hygon", k->numa_averaging_hygon,
+				     "schedstat", k->schedstat_version > 0);
+}
+
+static int append_cpuset(sd_bus_message *reply, const CpuSet *s)
+{
+	_cleanup_free_ char *l = NULL;
+	int r = cpuset_format_list(s, &l);
+
+	return r < 0 ? r : sd_bus_message_append(reply, "s", l);
+}
+
+GETTER(property_get_isolated)
+{
+	Manager *m = userdata;
+
+	if (m->plan && m->state != MANAGER_OFF)
+		return append_cpuset(reply, &m->plan->isolated);
+	return append_cpuset(reply, &m->caps.isolated);
+}
+
+GETTER(property_get_housekeeping)
+{
+	Manager *m = userdata;
+	CpuSet h = {};
+	int r;
+
+	if (m->plan && m->state != MANAGER_OFF)
+		return append_cpuset(reply, &m->plan->housekeeping);
+	r = cpuset_copy(&h, &m->topology->online);
+	if (r >= 0) {
+		cpuset_andnot(&h, &m->caps.isolated);
+		r = append_cpuset(reply, &h);
+	}
+	cpuset_done(&h);
+	return r;
+}
+
+static bool reboot_required(const Manager *m)
+{
+	for (size_t i = 0; m->plan && m->state != MANAGER_OFF && i < _SETTING_MAX; i++)
+		if (m->plan->steps[i].action == STEP_PENDING_REBOOT)
+			return true;
+	return false;
+}
+
+GETTER(property_get_reboot_required)
+{
+	return sd_bus_message_append(reply, "b", reboot_required(userdata));
+}
+
+GETTER(property_get_pending_cmdline)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "s", reboot_required(m) ? strempty(m->plan->kernel_cmdline) : "");
+}
+
+/* One level of the layout over all CPUs. */
+typedef struct LevelSummary {
+	bool used;
+	char name[16];
+	char *flags;
+	CpuSet covered;
+	char **spans;
+} LevelSummary;
+
+#define LEVELS_MAX 32
+
+static void levels_done(LevelSummary *l)
+{
+	for (size_t i = 0; i < LEVELS_MAX; i++) {
+		free(l[i].flags);
+		cpuset_done(&l[i].covered);
+		strv_free(l[i].spans);
+	}
+}
+
+static int level_add(LevelSummary *l, int level, const char *name, const char *flags, const CpuSet *span)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	if (level < 0 || level >= LEVELS_MAX)
+		return 0;
+	l += level;
+	if (!l->used) {
+		l->used = true;
+		snprintf(l->name, sizeof(l->name), "%s", name);
+		if (flags && !(l->flags = strdup(flags)))
+			return -ENOMEM;
+	}
+	r = cpuset_or(&l->covered, span);
+	if (r < 0)
+		return r;
+	r = cpuset_format_list(span, &s);
+	if (r < 0)
+		return r;
+	if (strv_contains(l->spans, s))
+		return 0;
+	return strv_push(&l->spans, TAKE_PTR(s));
+}
+
+static int layout_levels(Manager *m, LevelSummary *l)
+{
+	int r;
+
+	if (manager_layout_is_live(m)) {
+		for (unsigned c = 0; c < m->live->n_slots; c++)
+			for (size_t i = 0; i < m->live->cpus[c].n; i++) {
+				const LiveDomain *d = &m->live->cpus[c].sd[i];
+				char name[16];
+
+				snprintf(name, sizeof(name), "%s", *d->name ? d->name : "domain");
+				r = level_add(l, d->level >= 0 ? d->level : d->index, name, d->flags ?: "", &d->span);
+				if (r < 0)
+					return r;
+			}
+		return 0;
+	}
+	if (!m->plan || !m->plan->layout)
+		return 0;
+	for (unsigned c = 0; c < m->plan->layout->n_slots; c++)
+		for (size_t i = 0; i < m->plan->layout->cpus[c].n; i++) {
+			const SchedDomain *d = &m->plan->layout->cpus[c].sd[i];
+			_cleanup_free_ char *flags = NULL;
+
+			r = sd_flags_to_string(d->flags, &flags);
+			if (r >= 0)
+				r = level_add(l, d->level, d->name, flags, &d->span);
+			if (r < 0)
+				return r;
+		}
+	return 0;
+}
+
+GETTER(property_get_domain_layout)
+{
+	Manager *m = userdata;
+	LevelSummary l[LEVELS_MAX] = {};
+	int r;
+
+	r = layout_levels(m, l);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(usssas)");
+	for (unsigned i = 0; r >= 0 && i < LEVELS_MAX; i++) {
+		_cleanup_free_ char *covered = NULL;
+
+		if (!l[i].used)
+			continue;
+		r = cpuset_format_list(&l[i].covered, &covered);
+		if (r >= 0)
+			r = sd_bus_message_open_container(reply, 'r', "usssas");
+		if (r >= 0)
+			r = sd_bus_message_append(reply, "usss", i, l[i].name, strempty(l[i].flags), covered);
+		if (r >= 0)
+			r = sd_bus_message_append_strv(reply, l[i].spans);
+		if (r >= 0)
+			r = sd_bus_message_close_container(reply);
+	}
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	levels_done(l);
+	return r;
+}
+
+/* --- errors ------------------------------------------------------------------------ */
+
+/* Map a failure of planning (profile stage) or applying to a named bus error. */
+static int reply_error(sd_bus_error *error, int r, const char *what, const char *detail)
+{
+	switch (r) {
+	case -ENOENT:
+		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "%s: %s", what, detail ?: "no such profile");
+	case -EBADMSG:
+	case -EINVAL:
+	case -ELOOP:
+	case -ENOTUNIQ:
+		return sd_bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "%s", detail ?: what);
+	case -EOPNOTSUPP:
+		return sd_bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "%s: %s", what, strna(detail));
+	case -EBUSY:
+		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "%s: %s", what, strna(detail));
+	default:
+		return sd_bus_error_set_errnof(error, r, "%s: %s", what, detail ?: strerror(-r));
+	}
+}
+
+/* --- methods ------------------------------------------------------------------------ */
+
+static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_free_ char *err = NULL;
+	ProfileInfo *list = NULL;
+	size_t n = 0;
+	int r;
+
+	r = profile_list(m->root_fd, &list, &n, &err);
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "%s", err ?: "Failed to list profiles");
+	r = sd_bus_message_new_method_return(msg, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(sss)");
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = sd_bus_message_append(reply, "(sss)", list[i].name, strempty(list[i].description), list[i].path);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	profile_info_array_free(list, n);
+	if (r < 0)
+		return r;
+	return sd_bus_send(NULL, reply, NULL);
+}
+
+/* Apply the plan of @name and reply; the shared tail of SetProfile, Apply, Reload. */
+static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, const char *source,
+			    bool refuse_unsupported, sd_bus_error *error)
+{
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *err = NULL, *unsupported = NULL;
+	ProfileSettings settings;
+	int r;
+
+	if (m->applying)
+		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+
+	/* Validate: the profile loads and asks for nothing this machine cannot do. */
+	r = manager_compute(m, name, &p, &settings, &plan, &err);
+	if (r < 0)
+		return reply_error(error, r, name ? name : "selected profile", err);
+	profile_settings_done(&settings);
+	if (refuse_unsupported) {
+		unsupported = manager_unsupported(m, plan);
+		if (unsupported)
+			return sd_bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "Profile %s: %s; nothing changed.",
+						 p->name, unsupported);
+	}
+
+	m->applying = true;
+	r = manager_switch(m, name, source, &err);
+	m->applying = false;
+	manager_emit_changed(m);
+	if (r < 0)
+		return reply_error(error, r == -ENOENT || r == -EINVAL || r == -EBADMSG ? -EIO : r,
+				   "Apply failed and was rolled back", err);
+	manager_emit_applied(m, (unsigned)r);
+	(void)manager_arm_verify_timer(m);
+	return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *source = NULL, *override = NULL;
+	const char *name;
+	int interactive, r;
+
+	r = sd_bus_message_read(msg, "sb", &name, &interactive);
+	if (r < 0)
+		return r;
+	if (!profile_name_is_valid(name))
+		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
+					 "'%s' is not a profile name ([A-Za-z0-9_.-]+, not starting with '.')", name);
+	r = bus_verify_polkit(msg, POLKIT_ACTION, interactive, error);
+	if (r <= 0)
+		return r;
+
+	source = strprintf("SetProfile(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
+	if (!source)
+		return -ENOMEM;
+	r = switch_and_reply(m, msg, name, source, true, error);
+	if (r < 0)
+		return r;
+	override = strdup(name);
+	if (!override)
+		return -ENOMEM;
+	free(m->profile_override);
+	m->profile_override = TAKE_PTR(override);
+	return r;
+}
+
+static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *source = NULL;
+	int interactive, r;
+
+	r = sd_bus_message_read(msg, "b", &interactive);
+	if (r < 0)
+		return r;
+	r = bus_verify_polkit(msg, POLKIT_ACTION, interactive, error);
+	if (r <= 0)
+		return r;
+	source = strprintf("Apply by %s", strna(sd_bus_message_get_sender(msg)));
+	if (!source)
+		return -ENOMEM;
+	return switch_and_reply(m, msg, NULL, source, false, error);
+}
+
+static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *source = NULL;
+	int interactive, r;
+
+	r = sd_bus_message_read(msg, "b", &interactive);
+	if (r < 0)
+		return r;
+	r = bus_verify_polkit(msg, POLKIT_ACTION, interactive, error);
+	if (r <= 0)
+		return r;
+	if (m->applying)
+		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	source = strprintf("Revert by %s", strna(sd_bus_message_get_sender(msg)));
+	if (!source)
+		return -ENOMEM;
+	r = manager_revert(m, source);
+	manager_emit_changed(m);
+	if (r < 0)
+		return reply_error(error, r, "Revert failed", m->applier->error);
+	return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	r = bus_verify_polkit(msg, POLKIT_ACTION, false, error);
+	if (r <= 0)
+		return r;
+	r = manager_load_config(m, &err);
+	if (r < 0)
+		return sd_bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "Configuration not reloaded: %s",
+					 err ?: strerror(-r));
+	return switch_and_reply(m, msg, NULL, "Reload", false, error);
+}
+
+static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *err = NULL, *text = NULL;
+	ProfileSettings settings;
+	const char *name;
+	int cpu, r;
+
+	r = sd_bus_message_read(msg, "s", &name);
+	if (r < 0)
+		return r;
+	if (*name && !profile_name_is_valid(name))
+		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "'%s' is not a profile name", name);
+	if (m->applying)
+		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+
+	r = manager_compute(m, *name ? name : NULL, &p, &settings, &plan, &err);
+	if (r < 0)
+		return reply_error(error, r, *name ? name : "selected profile", err);
+	profile_settings_done(&settings);
+	cpu = cpuset_first(&m->topology->online);
+	r = domain_layout_format(plan->layout, cpu < 0 ? 0 : (unsigned)cpu, &text);
+	if (r < 0)
+		return r;
+
+	r = sd_bus_message_new_method_return(msg, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(ssss)");
+	for (size_t i = 0; r >= 0 && i < _SETTING_MAX; i++) {
+		const PlanStep *st = &plan->steps[i];
+		_cleanup_free_ char *change = NULL, *why = NULL, *o = origin_to_string(&st->origin);
+
+		change = strprintf("%s -> %s%s%s", st->from, st->to, st->control != CONTROL_NONE ? " via " : "",
+				   st->control != CONTROL_NONE ? control_to_string(st->control) : "");
+		why = strprintf("%s (%s)", st->why, strna(o));
+		if (!change || !why)
+			return -ENOMEM;
+		r = sd_bus_message_append(reply, "(ssss)", setting_id_to_string(st->setting),
+					  step_action_to_string(st->action), change, why);
+	}
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "s", text);
+	if (r < 0)
+		return r;
+	return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	Mismatch *mm = NULL;
+	size_t n = 0;
+	int r;
+
+	if (!m->plan)
+		return sd_bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "Nothing applied yet: no plan to verify.");
+	if (m->state == MANAGER_OFF)
+		return sd_bus_reply_method_return(msg, "ba(sss)", true, 0);
+	r = applier_verify(m->applier, m->plan, &mm, &n);
+	if (r < 0)
+		return sd_bus_error_set_errnof(error, r, "Verification failed: %s", strerror(-r));
+	r = sd_bus_message_new_method_return(msg, &reply);
+	if (r >= 0)
+		r = sd_bus_message_append(reply, "b", n == 0);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(sss)");
+	for (size_t i = 0; r >= 0 && i < n; i++)
+		r = sd_bus_message_append(reply, "(sss)", setting_id_to_string(mm[i].setting), mm[i].want, mm[i].got);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	mismatches_free(mm, n);
+	if (r < 0)
+		return r;
+	/* Settings carries the actual values: tell watchers they may have moved. */
+	manager_emit_changed(m);
+	return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	uint32_t cpu;
+	int r;
+
+	r = sd_bus_message_read(msg, "u", &cpu);
+	if (r < 0)
+		return r;
+	if (cpu >= m->topology->n_slots || !cpuset_contains(&m->topology->online, cpu))
+		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u is not online (online: 0-%u)", cpu,
+					 m->topology->n_slots ? m->topology->n_slots - 1 : 0);
+
+	r = sd_bus_message_new_method_return(msg, &reply);
+	if (r >= 0)
+		r = sd_bus_message_open_container(reply, 'a', "(ussas)");
+	if (r < 0)
+		return r;
+	if (manager_layout_is_live(m)) {
+		const LiveCpuDomains *d = cpu < m->live->n_slots ? &m->live->cpus[cpu] : NULL;
+
+		for (size_t i = 0; d && r >= 0 && i < d->n; i++) {
+			_cleanup_free_ char *span = NULL;
+
+			r = cpuset_format_list(&d->sd[i].span, &span);
+			if (r >= 0)
+				r = sd_bus_message_append(reply, "(ussas)",
+							  d->sd[i].level >= 0 ? d->sd[i].level : d->sd[i].index,
+							  *d->sd[i].name ? d->sd[i].name : "domain", strempty(d->sd[i].flags),
+							  2, span, "source=live");
+		}
+	} else if (m->plan && m->plan->layout && cpu < m->plan->layout->n_slots) {
+		const CpuDomains *d = &m->plan->layout->cpus[cpu];
+
+		for (size_t i = 0; r >= 0 && i < d->n; i++) {
+			_cleanup_free_ char *span = NULL, *flags = NULL, *nd = NULL;
+
+			r = cpuset_format_list(&d->sd[i].span, &span);
+			if (r >= 0)
+				r = sd_flags_to_string(d->sd[i].flags, &flags);
+			if (r < 0)
+				break;
+			nd = strprintf("distance=%u", d->sd[i].distance);
+			if (!nd)
+				return -ENOMEM;
+			r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4, span,
+						  d->sd[i].newidle ? "newidle=yes" : "newidle=no", nd,
+						  "source=predicted");
+		}
+	}
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
+	return sd_bus_send(NULL, reply, NULL);
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+	SD_BUS_VTABLE_START(0),
+
+	SD_BUS_PROPERTY("Version", "s", property_get_version, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("StateReasons", "as", property_get_state_reasons, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("ActiveProfile", "s", property_get_active_profile, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("CpuVendor", "s", property_get_cpu_vendor, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("CpuFamily", "u", property_get_cpu_family, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("CpuModel", "u", property_get_cpu_model, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("CpuName", "s", property_get_cpu_name, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Topology", "a{sv}", property_get_topology, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Settings", "a(sssbs)", property_get_settings, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("KernelCapabilities", "a{sb}", property_get_kernel_caps, 0, 0),
+	SD_BUS_PROPERTY("IsolatedCpus", "s", property_get_isolated, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("HousekeepingCpus", "s", property_get_housekeeping, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("RebootRequired", "b", property_get_reboot_required, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("PendingKernelCmdline", "s", property_get_pending_cmdline, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("DomainLayout", "a(usssas)", property_get_domain_layout, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+
+	SD_BUS_METHOD_WITH_NAMES("ListProfiles", "", , "a(sss)", SD_BUS_PARAM(profiles), method_list_profiles,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("SetProfile", "sb", SD_BUS_PARAM(name) SD_BUS_PARAM(interactive), "", ,
+				 method_set_profile, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("Apply", "b", SD_BUS_PARAM(interactive), "", , method_apply,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("Revert", "b", SD_BUS_PARAM(interactive), "", , method_revert,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD("Reload", "", "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("Plan", "s", SD_BUS_PARAM(profile), "a(ssss)s",
+				 SD_BUS_PARAM(steps) SD_BUS_PARAM(layout_text), method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("Verify", "", , "ba(sss)", SD_BUS_PARAM(ok) SD_BUS_PARAM(mismatches), method_verify,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("GetCpuDomains", "u", SD_BUS_PARAM(cpu), "a(ussas)", SD_BUS_PARAM(domains),
+				 method_get_cpu_domains, SD_BUS_VTABLE_UNPRIVILEGED),
+
+	SD_BUS_SIGNAL_WITH_NAMES("Applied", "su", SD_BUS_PARAM(profile) SD_BUS_PARAM(changes), 0),
+	SD_BUS_SIGNAL_WITH_NAMES("Drift", "sss", SD_BUS_PARAM(setting) SD_BUS_PARAM(want) SD_BUS_PARAM(got), 0),
+
+	SD_BUS_VTABLE_END
+};
+
+int manager_connect_bus(Manager *m)
+{
+	int r;
+
+	if (m->bus_address) {
+		r = sd_bus_new(&m->bus);
+		if (r >= 0)
+			r = sd_bus_set_address(m->bus, m->bus_address);
+		if (r >= 0)
+			r = sd_bus_set_bus_client(m->bus, true);
+		if (r >= 0)
+			r = sd_bus_start(m->bus);
+	} else
+		r = sd_bus_open_system(&m->bus);
+	if (r < 0)
+		return log_error_errno(r, "Failed to connect to the %s bus: %m", m->bus_address ?: "system");
+
+	r = sd_bus_add_object_vtable(m->bus, NULL, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, manager_vtable, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to register the object: %m");
+	r = sd_bus_attach_event(m->bus, m->event, 0);
+	if (r < 0)
+		return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
+	return 0;
+}

@@ -1,0 +1,631 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The Manager of topotuned: discovery (identity, topology, kernel), the
+ * configuration and the active profile, planning, applying through the
+ * applier, crash recovery, verification with drift back-off, and the
+ * journal record of every change. The bus side is in manager-bus.c.
+ * Depends on every library module; it is the only place that owns them all.
+ */
+#include <systemd/sd-daemon.h>
+#include <systemd/sd-journal.h>
+
+#include "fileio.h"
+#include "log.h"
+#include "manager.h"
+#include "strutil.h"
+
+static char *mfree_str(char *s)
+{
+	free(s);
+	return NULL;
+}
+
+static const char *const manager_state_table[_MANAGER_STATE_MAX] = {
+	[MANAGER_APPLIED] = "applied",
+	[MANAGER_DEGRADED] = "degraded",
+	[MANAGER_PENDING_REBOOT] = "pending-reboot",
+	[MANAGER_FAILED] = "failed",
+	[MANAGER_OFF] = "off",
+};
+
+const char *manager_state_to_string(ManagerState s)
+{
+	if (s < 0 || (size_t)s >= ELEMENTSOF(manager_state_table))
+		return NULL;
+	return manager_state_table[s];
+}
+
+Manager *manager_free(Manager *m)
+{
+	if (!m)
+		return NULL;
+	sd_event_source_unref(m->verify_timer);
+	sd_bus_flush_close_unref(m->bus);
+	sd_event_unref(m->event);
+	applier_free(m->applier);
+	plan_free(m->plan);
+	profile_settings_done(&m->settings);
+	profile_free(m->profile);
+	live_layout_free(m->live);
+	hardware_rules_free(m->rules, m->n_rules);
+	config_free(m->config);
+	kernel_caps_done(&m->caps);
+	topology_free(m->topology);
+	safe_close(m->root_fd);
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		free(m->backoff_reason[i]);
+	free(m->apply_error);
+	free(m->recovered);
+	free(m->profile_override);
+	free(m->root);
+	free(m->bus_address);
+	free(m);
+	return NULL;
+}
+
+int manager_new(Manager **ret)
+{
+	Manager *m = calloc(1, sizeof(Manager));
+
+	if (!m)
+		return -ENOMEM;
+	m->root_fd = -EBADF;
+	m->use_systemd = true;
+	m->state = MANAGER_OFF;
+	profile_settings_init(&m->settings);
+	*ret = m;
+	return 0;
+}
+
+/* --- the journal ------------------------------------------------------------ */
+
+static void journal_change(void *userdata, const ChangeRecord *c, bool revert)
+{
+	Manager *m = userdata;
+	const char *setting = setting_id_to_string(c->setting);
+	const char *old = revert ? c->new : c->old, *new = revert ? c->old : c->new;
+	_cleanup_free_ char *msg = NULL, *source = NULL;
+	int r;
+
+	source = strprintf("%s%s%s", strempty(m->change_source), m->change_source && c->why && *c->why ? "; " : "",
+			   strempty(c->why));
+	msg = strprintf("%s %s: /%s \"%s\" -> \"%s\" (%s)", revert ? "Restored" : "Changed", setting, c->path,
+			old ?: "(absent)", new ?: "(absent)", strna(source));
+	if (!msg || !source)
+		return (void)log_oom();
+
+	r = sd_journal_send("MESSAGE_ID=" TOPOTUNE_MESSAGE_CHANGE,
+			    "MESSAGE=%s", msg,
+			    "PRIORITY=%i", LOG_NOTICE,
+			    "SETTING=%s", setting,
+			    "OLD=%s", old ?: "",
+			    "NEW=%s", new ?: "",
+			    "SOURCE=%s", source,
+			    "PATH=/%s", c->path,
+			    "REVERT=%s", revert ? "yes" : "no",
+			    NULL);
+	/* Without journald (tests, containers) stderr is the record. */
+	if (r < 0 || !getenv("JOURNAL_STREAM"))
+		log_notice("%s", msg);
+}
+
+static void journal_drift(const char *setting, const char *want, const char *got, const char *action)
+{
+	_cleanup_free_ char *msg = strprintf("Drift: %s is \"%s\", wanted \"%s\"; %s", setting, got, want, action);
+	int r;
+
+	if (!msg)
+		return (void)log_oom();
+	r = sd_journal_send("MESSAGE_ID=" TOPOTUNE_MESSAGE_DRIFT, "MESSAGE=%s", msg, "PRIORITY=%i", LOG_WARNING,
+			    "SETTING=%s", setting, "NEW=%s", want, "OLD=%s", got, NULL);
+	if (r < 0 || !getenv("JOURNAL_STREAM"))
+		log_warning("%s", msg);
+}
+
+/* --- discovery and configuration -------------------------------------------- */
+
+int manager_discover(Manager *m)
+{
+	bool live = streq(m->root, "/");
+	ApplierHooks hooks = {
+		.set_allowed_cpus = m->use_systemd ? manager_set_allowed_cpus : NULL,
+		.changed = journal_change,
+		.userdata = m,
+	};
+	int r;
+
+	r = root_open(m->root, &m->root_fd);
+	if (r < 0)
+		return log_error_errno(r, "Failed to open root directory %s: %m", m->root);
+	r = cpuid_identify(m->root_fd, live, NULL, &m->identity);
+	if (r < 0)
+		return log_error_errno(r, "Failed to identify the CPU: %m");
+	r = topology_load(m->root_fd, &m->topology);
+	if (r < 0)
+		return log_error_errno(r, "Failed to read the CPU topology below %s: %m", m->root);
+	STRV_FOREACH(n, m->topology->notes)
+		log_info("Topology: %s", *n);
+	r = kernel_probe(m->root_fd, &m->caps);
+	if (r < 0)
+		return log_error_errno(r, "Failed to probe the kernel: %m");
+	STRV_FOREACH(n, m->caps.notes)
+		log_info("Kernel: %s", *n);
+
+	m->facts = (MatchFacts) {
+		.vendor = cpu_vendor_to_string(m->identity.vendor),
+		.family = m->identity.family,
+		.model = m->identity.model,
+		.packages = (unsigned)m->topology->packages.n,
+		.cpus = cpuset_count(&m->topology->online),
+		.nodes_per_package = m->topology->nodes_per_package,
+		.smt = m->topology->threads_per_core > 1,
+	};
+
+	r = applier_new(m->root_fd, NULL, &hooks, &m->applier);
+	if (r < 0)
+		return log_oom();
+	return 0;
+}
+
+int manager_load_config(Manager *m, char **ret_error)
+{
+	_cleanup_(config_freep) Config *c = NULL;
+	HardwareRule **rules = NULL;
+	size_t n_rules = 0;
+	int r;
+
+	r = config_load(m->root_fd, &c, ret_error);
+	if (r < 0)
+		return r;
+	r = hardware_rules_load(m->root_fd, &rules, &n_rules, ret_error);
+	if (r < 0)
+		return r;
+	config_free(m->config);
+	m->config = TAKE_PTR(c);
+	hardware_rules_free(m->rules, m->n_rules);
+	m->rules = rules;
+	m->n_rules = n_rules;
+	m->applier->manage_bootloader = m->config->manage_bootloader;
+	return 0;
+}
+
+/* --- planning ----------------------------------------------------------------- */
+
+static bool applier_has_setting(const Applier *a, SettingId id)
+{
+	for (size_t i = 0; i < a->n_changes; i++)
+		if (a->changes[i].setting == id)
+			return true;
+	return false;
+}
+
+int manager_compute(Manager *m, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
+		    Plan **ret_plan, char **ret_error)
+{
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *selected = NULL;
+	ProfileSettings settings;
+	PlanInput in;
+	int r;
+
+	if (!name)
+		name = m->profile_override;
+	if (!name) {
+		r = profile_select(m->config, m->rules, m->n_rules, &m->facts, &selected, NULL);
+		if (r < 0)
+			return r;
+		name = selected;
+	}
+	if (!profile_name_is_valid(name)) {
+		if (ret_error)
+			*ret_error = strprintf("'%s' is not a valid profile name", name);
+		return -ENOENT;
+	}
+	r = profile_load(m->root_fd, name, &p, ret_error);
+	if (r < 0)
+		return r;
+
+	/* The kernel state of now: the plan's "from" and what is already in place. */
+	kernel_caps_done(&m->caps);
+	r = kernel_probe(m->root_fd, &m->caps);
+	if (r < 0)
+		return r;
+
+	profile_settings_init(&settings);
+	r = settings_resolve(m->rules, m->n_rules, &m->facts, p, m->config, &settings);
+	if (r < 0) {
+		profile_settings_done(&settings);
+		return r;
+	}
+	in = (PlanInput) {
+		.identity = &m->identity,
+		.topology = m->topology,
+		.caps = &m->caps,
+		.settings = &settings,
+		.profile = p->name,
+	};
+	r = plan_compute(&in, &plan);
+	if (r < 0) {
+		profile_settings_done(&settings);
+		return r;
+	}
+
+	/*
+	 * A setting we changed earlier reads as "already as desired" now. It
+	 * is still ours: keep it in the write list so the applier does not
+	 * restore it (the write itself is skipped, the value is in place).
+	 */
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		if (plan->steps[i].action == STEP_NONE && plan->steps[i].control != CONTROL_NONE &&
+		    applier_has_setting(m->applier, (SettingId)i))
+			plan->steps[i].action = STEP_SET;
+
+	*ret_profile = TAKE_PTR(p);
+	*ret_settings = settings;
+	*ret_plan = TAKE_PTR(plan);
+	return 0;
+}
+
+/* A value the profile chain itself asks for (not a hardware default, not a built-in). */
+static bool origin_is_profile(const Origin *o)
+{
+	return o && o->file && strstr(o->file, "/profiles/");
+}
+
+char *manager_unsupported(const Manager *m, const Plan *plan)
+{
+	StrBuf b = {};
+	char *s = NULL;
+
+	for (size_t i = 0; i < _SETTING_MAX; i++) {
+		const PlanStep *st = &plan->steps[i];
+
+		if (st->action != STEP_UNSUPPORTED && st->action != STEP_REFUSED)
+			continue;
+		if (!origin_is_profile(&st->origin))
+			continue;
+		_cleanup_free_ char *o = origin_to_string(&st->origin);
+		strbuf_appendf(&b, "%s%s = %s (%s): %s: %s", b.len ? "; " : "", setting_id_to_string(st->setting), st->to,
+			       strna(o), step_action_to_string(st->action), st->why);
+	}
+	if (b.len == 0) {
+		strbuf_done(&b);
+		return NULL;
+	}
+	return strbuf_steal(&b, &s) < 0 ? NULL : s;
+}
+
+static void load_live_layout(Manager *m)
+{
+	LiveLayout *l = NULL;
+
+	m->live = live_layout_free(m->live);
+	if (live_layout_load(m->root_fd, &l) >= 0)
+		m->live = l;
+}
+
+bool manager_layout_is_live(const Manager *m)
+{
+	if (!m->live || m->live->schedstat_version <= 0)
+		return false;
+	for (unsigned c = 0; c < m->live->n_slots; c++)
+		if (m->live->cpus[c].n > 0)
+			return true;
+	return false;
+}
+
+/* --- state -------------------------------------------------------------------- */
+
+void manager_update_state(Manager *m)
+{
+	bool degraded = m->backed_off != 0, pending = false;
+
+	if (m->state == MANAGER_OFF)
+		return;
+	if (m->apply_error) {
+		m->state = MANAGER_FAILED;
+		return;
+	}
+	for (size_t i = 0; m->plan && i < _SETTING_MAX; i++)
+		switch (m->plan->steps[i].action) {
+		case STEP_UNSUPPORTED:
+		case STEP_REFUSED:
+			degraded = true;
+			break;
+		case STEP_PENDING_REBOOT:
+			pending = true;
+			break;
+		default:
+			break;
+		}
+	m->state = pending ? MANAGER_PENDING_REBOOT : degraded ? MANAGER_DEGRADED : MANAGER_APPLIED;
+}
+
+int manager_state_reasons(Manager *m, char ***ret)
+{
+	_cleanup_strv_free_ char **l = NULL;
+	int r = 0;
+
+	if (m->state == MANAGER_OFF)
+		r = strv_extend(&l, "off: reverted; call Apply or SetProfile to tune again");
+	if (r >= 0 && m->apply_error)
+		r = strv_push(&l, strprintf("apply failed and was rolled back: %s", m->apply_error));
+	if (r >= 0 && m->recovered)
+		r = strv_push(&l, strdup(m->recovered));
+	for (size_t i = 0; r >= 0 && m->plan && i < _SETTING_MAX; i++) {
+		const PlanStep *st = &m->plan->steps[i];
+
+		if (st->action == STEP_UNSUPPORTED || st->action == STEP_REFUSED || st->action == STEP_PENDING_REBOOT)
+			r = strv_push(&l, strprintf("%s: %s: %s", setting_id_to_string(st->setting),
+						    step_action_to_string(st->action), st->why));
+		if (r >= 0 && m->backoff_reason[i])
+			r = strv_extend(&l, m->backoff_reason[i]);
+	}
+	if (r >= 0 && m->plan && m->plan->kernel_cmdline && *m->plan->kernel_cmdline)
+		r = strv_push(&l, strprintf("kernel command line to add: %s", m->plan->kernel_cmdline));
+	if (r >= 0)
+		r = strv_push(&l, manager_layout_is_live(m)
+				      ? strprintf("DomainLayout: as the kernel reports it (/proc/schedstat v%d%s)",
+						  m->live->schedstat_version, m->live->debugfs ? " and debugfs" : "")
+				      : strdup("DomainLayout: predicted by the planner (the kernel reports no layout)"));
+	if (r < 0)
+		return -ENOMEM;
+	if (!l) {
+		l = calloc(1, sizeof(char *));
+		if (!l)
+			return -ENOMEM;
+	}
+	*ret = TAKE_PTR(l);
+	return 0;
+}
+
+char *manager_setting_actual(Manager *m, SettingId id)
+{
+	char *s = NULL;
+
+	if (!m->plan)
+		return strdup("unknown");
+	if (applier_read_actual(m->applier, &m->plan->steps[id], &s) < 0)
+		return strdup("unreadable");
+	return s;
+}
+
+bool manager_setting_in_sync(Manager *m, SettingId id, const char *actual)
+{
+	const PlanStep *st;
+
+	if (!m->plan)
+		return false;
+	st = &m->plan->steps[id];
+	switch (st->action) {
+	case STEP_KEEP:
+	case STEP_NOT_APPLICABLE:
+		return true;
+	case STEP_SET:
+	case STEP_NONE:
+		return m->state != MANAGER_OFF && streq_ptr(actual, st->to);
+	default:
+		return false;
+	}
+}
+
+int manager_status_text(Manager *m, char **ret)
+{
+	unsigned changes = m->applier ? (unsigned)m->applier->n_changes : 0;
+
+	*ret = strprintf("%s: profile %s, %u change%s held", manager_state_to_string(m->state),
+			 m->profile ? m->profile->name : "(none)", changes, changes == 1 ? "" : "s");
+	return *ret ? 0 : -ENOMEM;
+}
+
+static void notify_status(Manager *m)
+{
+	_cleanup_free_ char *s = NULL;
+
+	if (manager_status_text(m, &s) >= 0) {
+		_cleanup_free_ char *n = strprintf("STATUS=%s", s);
+
+		if (n)
+			(void)sd_notify(false, n);
+	}
+}
+
+/* --- apply, revert, recover --------------------------------------------------- */
+
+int manager_switch(Manager *m, const char *name, const char *source, char **ret_error)
+{
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	ProfileSettings settings;
+	int r;
+
+	r = manager_compute(m, name, &p, &settings, &plan, ret_error);
+	if (r < 0)
+		return r;
+
+	m->change_source = source;
+	r = applier_apply(m->applier, plan);
+	m->change_source = NULL;
+
+	free(m->apply_error);
+	m->apply_error = NULL;
+	if (r < 0) {
+		/* Rolled back: the old plan still describes the system. */
+		m->apply_error = strdup(m->applier->error ?: strerror(-r));
+		if (ret_error)
+			*ret_error = strdup(m->applier->error ?: strerror(-r));
+		profile_settings_done(&settings);
+		log_error_errno(r, "Applying profile %s failed, rolled back: %s", p->name, strna(m->apply_error));
+		manager_update_state(m);
+		notify_status(m);
+		return r;
+	}
+
+	profile_free(m->profile);
+	m->profile = TAKE_PTR(p);
+	profile_settings_done(&m->settings);
+	m->settings = settings;
+	plan_free(m->plan);
+	m->plan = TAKE_PTR(plan);
+	m->state = MANAGER_APPLIED;
+	m->reapplied = 0;
+	m->backed_off = 0;
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		m->backoff_reason[i] = mfree_str(m->backoff_reason[i]);
+	load_live_layout(m);
+	manager_update_state(m);
+	log_info("Profile %s applied (%d write%s, %s), state %s.", m->profile->name, r, r == 1 ? "" : "s",
+		 strna(source), manager_state_to_string(m->state));
+	notify_status(m);
+	return r;
+}
+
+int manager_revert(Manager *m, const char *source)
+{
+	int r;
+
+	m->change_source = source;
+	r = applier_revert(m->applier);
+	m->change_source = NULL;
+	if (r < 0)
+		return log_error_errno(r, "Reverting failed, the record stays in /%s: %s", STATE_FILE,
+				       strna(m->applier->error));
+	m->state = MANAGER_OFF;
+	free(m->apply_error);
+	m->apply_error = NULL;
+	m->backed_off = m->reapplied = 0;
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		m->backoff_reason[i] = mfree_str(m->backoff_reason[i]);
+	load_live_layout(m);
+	notify_status(m);
+	return 0;
+}
+
+int manager_recover(Manager *m)
+{
+	int n, r;
+
+	n = applier_load_state(m->applier);
+	if (n < 0)
+		return log_error_errno(n, "Failed to read the record of a previous run: %s", strna(m->applier->error));
+	if (n == 0)
+		return 0;
+
+	m->change_source = "recovery: record of a previous run";
+	r = applier_revert(m->applier);
+	m->change_source = NULL;
+	if (r < 0)
+		return log_error_errno(r, "Failed to restore the %d change%s of a previous run: %s", n,
+				       n == 1 ? "" : "s", strna(m->applier->error));
+	m->recovered = strprintf("recovered: restored %d change%s a previous run left in /%s", n, n == 1 ? "" : "s",
+				 STATE_FILE);
+	(void)sd_journal_send("MESSAGE_ID=" TOPOTUNE_MESSAGE_RECOVERED, "MESSAGE=%s", strna(m->recovered),
+			      "PRIORITY=%i", LOG_WARNING, NULL);
+	log_warning("%s", strna(m->recovered));
+	return n;
+}
+
+int manager_reload(Manager *m, char **ret_error)
+{
+	int r;
+
+	r = manager_load_config(m, ret_error);
+	if (r < 0)
+		return r;
+	r = manager_switch(m, NULL, "reload", ret_error);
+	if (r < 0)
+		return r;
+	(void)manager_arm_verify_timer(m);
+	return r;
+}
+
+/* --- verification ------------------------------------------------------------- */
+
+void manager_verify_now(Manager *m)
+{
+	Mismatch *mm = NULL;
+	size_t n = 0;
+	unsigned drifted = 0, reapply = 0;
+	int r;
+
+	if (!m->plan || m->state == MANAGER_OFF)
+		return;
+	r = applier_verify(m->applier, m->plan, &mm, &n);
+	if (r < 0) {
+		log_warning_errno(r, "Verification failed, ignoring: %m");
+		return;
+	}
+	for (size_t i = 0; i < n; i++) {
+		SettingId id = mm[i].setting;
+		const char *name = setting_id_to_string(id);
+		unsigned bit = 1U << id;
+
+		drifted |= bit;
+		manager_emit_drift(m, name, mm[i].want, mm[i].got);
+		if (m->backed_off & bit) {
+			journal_drift(name, mm[i].want, mm[i].got, "backed off: not re-applying");
+			continue;
+		}
+		if (m->reapplied & bit) {
+			/* Re-applied at the last check and changed again: someone else writes it. */
+			m->backed_off |= bit;
+			free(m->backoff_reason[id]);
+			m->backoff_reason[id] = strprintf(
+				"%s: another writer keeps changing it (want %s, got %s); not re-applying until Apply or SetProfile",
+				name, mm[i].want, mm[i].got);
+			journal_drift(name, mm[i].want, mm[i].got, "changed again after re-applying: backing off");
+			continue;
+		}
+		journal_drift(name, mm[i].want, mm[i].got, "re-applying once");
+		reapply |= bit;
+	}
+	mismatches_free(mm, n);
+
+	/* In sync again: forget the re-apply mark. */
+	m->reapplied &= drifted;
+	if (reapply && !m->backed_off) {
+		m->change_source = "drift: re-applying";
+		r = applier_apply(m->applier, m->plan);
+		m->change_source = NULL;
+		if (r < 0)
+			log_warning("Re-applying after drift failed, rolled back: %s", strna(m->applier->error));
+		else
+			m->reapplied |= reapply;
+	}
+	manager_update_state(m);
+	manager_emit_changed(m);
+	notify_status(m);
+}
+
+static int on_verify_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Manager *m = userdata;
+
+	manager_verify_now(m);
+	(void)manager_arm_verify_timer(m);
+	return 0;
+}
+
+int manager_arm_verify_timer(Manager *m)
+{
+	uint64_t usec;
+	int r;
+
+	if (!m->config || m->config->verify_interval_sec == 0) {
+		if (m->verify_timer)
+			(void)sd_event_source_set_enabled(m->verify_timer, SD_EVENT_OFF);
+		return 0;
+	}
+	usec = (uint64_t)m->config->verify_interval_sec * 1000000ULL;
+	if (!m->verify_timer) {
+		r = sd_event_add_time_relative(m->event, &m->verify_timer, CLOCK_MONOTONIC, usec, 0, on_verify_timer, m);
+		if (r < 0)
+			return log_error_errno(r, "Failed to add the verify timer: %m");
+		return 0;
+	}
+	r = sd_event_source_set_time_relative(m->verify_timer, usec);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(m->verify_timer, SD_EVENT_ONESHOT);
+	return r;
+}

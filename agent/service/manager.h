@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <systemd/sd-bus.h>
+#include <systemd/sd-event.h>
+
+#include "applier.h"
+#include "domains-live.h"
+#include "planner.h"
+
+/*
+ * The daemon's state, all of it: what was discovered, what is wanted, what
+ * was done, and the loop and bus that serve it. One Manager per process.
+ */
+
+/* Journal message ids (see units/topotune.catalog). */
+#define TOPOTUNE_MESSAGE_CHANGE "01961099a93344438c354e25c11845f3"
+#define TOPOTUNE_MESSAGE_DRIFT "1b51a365a36b4d519b519f62b9905350"
+#define TOPOTUNE_MESSAGE_RECOVERED "5ddf9cf514b44b72976487d0455d8593"
+
+#define TOPOTUNE_BUS_NAME "org.topotune1"
+#define TOPOTUNE_BUS_PATH "/org/topotune1"
+#define TOPOTUNE_BUS_INTERFACE "org.topotune1.Manager"
+
+#define BUS_ERROR_NO_SUCH_PROFILE "org.topotune1.Error.NoSuchProfile"
+#define BUS_ERROR_INVALID_PROFILE "org.topotune1.Error.InvalidProfile"
+#define BUS_ERROR_UNSUPPORTED "org.topotune1.Error.Unsupported"
+#define BUS_ERROR_BUSY "org.topotune1.Error.Busy"
+
+typedef enum ManagerState {
+	MANAGER_APPLIED,
+	MANAGER_DEGRADED,
+	MANAGER_PENDING_REBOOT,
+	MANAGER_FAILED,
+	MANAGER_OFF,
+	_MANAGER_STATE_MAX,
+	_MANAGER_STATE_INVALID = -EINVAL,
+} ManagerState;
+
+typedef struct Manager {
+	/* options */
+	char *root;
+	char *bus_address;
+	bool use_systemd;
+
+	sd_event *event;
+	sd_bus *bus;
+	sd_event_source *verify_timer;
+
+	int root_fd;
+	CpuIdentity identity;
+	Topology *topology;
+	KernelCaps caps;
+	MatchFacts facts;
+	Config *config;
+	HardwareRule **rules;
+	size_t n_rules;
+
+	char *profile_override;      /* SetProfile(): wins over the configuration until restart */
+	Profile *profile;
+	ProfileSettings settings;
+	Plan *plan;
+	Applier *applier;
+	LiveLayout *live;
+
+	ManagerState state;
+	char *apply_error;           /* last failed apply, "PATH: message" */
+	char *recovered;             /* what was restored from a crash record */
+	unsigned reapplied;          /* bit per SettingId: re-applied after the last drift */
+	unsigned backed_off;         /* bit per SettingId: another writer owns it */
+	char *backoff_reason[_SETTING_MAX];
+
+	const char *change_source;   /* why the current apply/revert runs (journal SOURCE=) */
+	bool applying;
+} Manager;
+
+const char *manager_state_to_string(ManagerState s) _const_;
+
+Manager *manager_free(Manager *m);
+DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
+int manager_new(Manager **ret);
+
+int manager_discover(Manager *m);
+int manager_load_config(Manager *m, char **ret_error);
+/*
+ * Compute the plan of profile @name (NULL: the selected one) on freshly
+ * probed kernel state. -ENOENT: no such profile; -EBADMSG/-EINVAL: the
+ * profile does not load (@ret_error says FILE:LINE).
+ */
+int manager_compute(Manager *m, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
+		    Plan **ret_plan, char **ret_error);
+/* What in @plan that @profile explicitly asks for cannot be done; NULL if all can. */
+char *manager_unsupported(const Manager *m, const Plan *plan);
+/* Apply the plan of @name (NULL: selected); takes effect only on success. */
+int manager_switch(Manager *m, const char *name, const char *source, char **ret_error);
+int manager_revert(Manager *m, const char *source);
+int manager_recover(Manager *m);
+void manager_verify_now(Manager *m);
+int manager_arm_verify_timer(Manager *m);
+int manager_reload(Manager *m, char **ret_error);
+
+/* Settings, state and reasons as the bus shows them. */
+void manager_update_state(Manager *m);
+int manager_state_reasons(Manager *m, char ***ret);
+char *manager_setting_actual(Manager *m, SettingId id);
+bool manager_setting_in_sync(Manager *m, SettingId id, const char *actual);
+int manager_status_text(Manager *m, char **ret);
+bool manager_layout_is_live(const Manager *m);
+
+/* manager-bus.c */
+int manager_connect_bus(Manager *m);
+void manager_emit_changed(Manager *m);
+void manager_emit_drift(Manager *m, const char *setting, const char *want, const char *got);
+void manager_emit_applied(Manager *m, unsigned changes);
+int manager_set_allowed_cpus(void *userdata, const char *unit, const char *cpulist);
+
+/* polkit.c */
+int bus_verify_polkit(sd_bus_message *m, const char *action, bool interactive, sd_bus_error *error);

@@ -1,0 +1,191 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * topotuned: discovers the machine, applies the selected profile through
+ * the applier, and serves org.topotune1 on the system bus. run() is the
+ * whole life of the daemon as a straight line; everything it acquires is
+ * owned by the Manager.
+ */
+#include <getopt.h>
+#include <signal.h>
+#include <systemd/sd-daemon.h>
+
+#include "config.h"
+#include "log.h"
+#include "manager.h"
+#include "strutil.h"
+
+static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	(void)sd_notify(false, "RELOADING=1");
+	log_info("SIGHUP: reloading the configuration.");
+	r = manager_reload(m, &err);
+	if (r < 0)
+		log_error_errno(r, "Reload failed, keeping the previous configuration: %s", err ?: strerror(-r));
+	else
+		manager_emit_applied(m, (unsigned)r);
+	manager_emit_changed(m);
+	(void)sd_notify(false, "READY=1");
+	return 0;
+}
+
+static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, void *userdata)
+{
+	Manager *m = userdata;
+
+	if (m->config && m->config->rollback == ROLLBACK_NOT_ON_EXIT)
+		log_info("Stopping; rollback = not-on-exit: leaving %zu change%s in place.", m->applier->n_changes,
+			 m->applier->n_changes == 1 ? "" : "s");
+	else if (m->state != MANAGER_OFF || m->applier->n_changes > 0) {
+		log_info("Stopping: reverting %zu change%s.", m->applier->n_changes, m->applier->n_changes == 1 ? "" : "s");
+		(void)manager_revert(m, "stop");
+	}
+	(void)sd_notify(false, "STOPPING=1");
+	return sd_event_exit(sd_event_source_get_event(s), 0);
+}
+
+static void help(void)
+{
+	printf("topotuned [OPTIONS]\n\n"
+	       "Scheduler-topology tuning daemon (org.topotune1).\n\n"
+	       "  -h --help               Show this help\n"
+	       "     --version            Show the version\n"
+	       "     --root DIR           Operate on the system below DIR (default: /)\n"
+	       "     --bus-address ADDR   Connect to this bus instead of the system bus\n"
+	       "     --no-systemd         Write the isolation cgroup directly, not through systemd\n"
+	       "  -v --verbose            Debug logging\n");
+}
+
+static int parse_argv(int argc, char *argv[], Manager *m)
+{
+	enum { ARG_VERSION = 0x100, ARG_ROOT, ARG_BUS_ADDRESS, ARG_NO_SYSTEMD };
+	static const struct option options[] = {
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, ARG_VERSION },
+		{ "root", required_argument, NULL, ARG_ROOT },
+		{ "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+		{ "no-systemd", no_argument, NULL, ARG_NO_SYSTEMD },
+		{ "verbose", no_argument, NULL, 'v' },
+		{}
+	};
+	int c;
+
+	while ((c = getopt_long(argc, argv, "hv", options, NULL)) >= 0)
+		switch (c) {
+		case 'h':
+			help();
+			return 0;
+		case ARG_VERSION:
+			printf("topotuned %s\n", TOPOTUNE_VERSION);
+			return 0;
+		case ARG_ROOT:
+			if (strdup_to(&m->root, optarg) < 0)
+				return log_oom();
+			break;
+		case ARG_BUS_ADDRESS:
+			if (strdup_to(&m->bus_address, optarg) < 0)
+				return log_oom();
+			break;
+		case ARG_NO_SYSTEMD:
+			m->use_systemd = false;
+			break;
+		case 'v':
+			log_set_max_level(LOG_DEBUG);
+			break;
+		default:
+			return -EINVAL;
+		}
+	if (optind < argc)
+		return log_error_errno(-EINVAL, "Unexpected argument '%s'.", argv[optind]);
+	if (!m->root && strdup_to(&m->root, "/") < 0)
+		return log_oom();
+	return 1;
+}
+
+static int run(int argc, char *argv[])
+{
+	_cleanup_(manager_freep) Manager *m = NULL;
+	_cleanup_free_ char *err = NULL, *status = NULL, *notify = NULL;
+	sigset_t mask;
+	int r;
+
+	r = manager_new(&m);
+	if (r < 0)
+		return log_oom();
+	r = parse_argv(argc, argv, m);
+	if (r <= 0)
+		return r;
+
+	r = sd_event_default(&m->event);
+	if (r < 0)
+		return log_error_errno(r, "Failed to allocate the event loop: %m");
+	sigemptyset(&mask);
+	sigaddset(&mask, SIGTERM);
+	sigaddset(&mask, SIGINT);
+	sigaddset(&mask, SIGHUP);
+	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
+		return log_error_errno(negative_errno(), "Failed to block signals: %m");
+	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m);
+	if (r >= 0)
+		r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m);
+	if (r >= 0)
+		r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to add signal handlers: %m");
+	r = sd_event_set_watchdog(m->event, true);
+	if (r < 0)
+		log_warning_errno(r, "Failed to enable the watchdog, ignoring: %m");
+
+	/* The bus first: the systemd hook of the applier needs it. The name comes last. */
+	r = manager_connect_bus(m);
+	if (r < 0)
+		return r;
+	r = manager_discover(m);
+	if (r < 0)
+		return r;
+	r = manager_load_config(m, &err);
+	if (r < 0)
+		return log_error_errno(r, "%s", err ?: "Failed to load the configuration");
+
+	/* A record left by a run that did not stop cleanly: restore first, then plan on true originals. */
+	r = manager_recover(m);
+	if (r < 0)
+		return r;
+
+	r = manager_switch(m, NULL, "start", &err);
+	if (r < 0 && m->apply_error)
+		log_error("Starting without tuning: %s", m->apply_error);   /* State=failed, still serve */
+	else if (r < 0)
+		return log_error_errno(r, "%s", err ?: "Failed to plan the selected profile");
+	r = manager_arm_verify_timer(m);
+	if (r < 0)
+		return r;
+
+	r = sd_bus_request_name(m->bus, TOPOTUNE_BUS_NAME, 0);
+	if (r < 0)
+		return log_error_errno(r, "Failed to acquire the bus name %s: %m", TOPOTUNE_BUS_NAME);
+
+	r = manager_status_text(m, &status);
+	if (r < 0)
+		return log_oom();
+	notify = strprintf("READY=1\nSTATUS=%s", status);
+	if (!notify)
+		return log_oom();
+	(void)sd_notify(false, notify);
+	log_info("Ready: %s", status);
+
+	r = sd_event_loop(m->event);
+	if (r < 0)
+		return log_error_errno(r, "Event loop failed: %m");
+	return 0;
+}
+
+int main(int argc, char *argv[])
+{
+	int r = run(argc, argv);
+
+	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
+}
