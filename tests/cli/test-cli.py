@@ -108,6 +108,28 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     rc, out, err = run("--root", vm, "layout", "--cpu", "x")
     check("layout --cpu x: exit 2", rc == 2, err)
 
+    # Scale: a 4 MiB profile, 10,000 profiles, a profile with 100,000 keys.
+    big = os.path.join(vm, "etc/topotune/profiles/big.ini")
+    write(big, "[scheduler]\nsmt_buddy_assist = off\n" + ("# padding padding padding padding padding\n" * 100000))
+    check("4 MiB profile is 4 MiB", os.path.getsize(big) >= 4 * 1024 * 1024, os.path.getsize(big))
+    rc, out, err = run("--root", vm, "plan", "--profile", "big")
+    check("4 MiB profile: plans", rc == 0 and "Profile: big" in out, err)
+    write(os.path.join(vm, "etc/topotune/profiles/keys.ini"),
+          "[scheduler]\n" + "".join(f"key{i} = on\n" for i in range(100000)))
+    rc, out, err = run("--root", vm, "plan", "--profile", "keys")
+    check("100,000 keys: exit 2 at the first unknown key",
+          rc == 2 and "/etc/topotune/profiles/keys.ini:2: unknown key 'key0'" in err, err)
+    many = os.path.join(base, "many")
+    shutil.copytree(vm, many, symlinks=True)
+    pdir = os.path.join(many, "etc/topotune/profiles")
+    for f in os.listdir(pdir):
+        os.remove(os.path.join(pdir, f))
+    for i in range(10000):
+        with open(os.path.join(pdir, f"p{i:05d}.ini"), "w") as f:
+            f.write(f"[profile]\ndescription = generated {i}\n")
+    rc, out, err = run("--root", many, "profiles")
+    check("10,000 profiles: all listed", rc == 0 and out.count("generated") == 10000, (rc, err[-200:]))
+
     # Truncated sysfs file: reported, not guessed, no crash.
     open(os.path.join(vm, "sys/devices/system/cpu/cpu1/topology/thread_siblings_list"), "w").close()
     os.remove(os.path.join(vm, "sys/devices/system/cpu/cpu1/topology/thread_siblings"))
