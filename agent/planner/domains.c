@@ -412,27 +412,27 @@ static int check_overlap_groups(Ctx *c, Built *all, CpuSet *cpu_map)
 	return 0;
 }
 
-/* The node-crossing level at which SMT_BUDDY_ASSIST stops newidle balancing. */
+/*
+ * SMT_BUDDY_ASSIST (topotune series) stops newidle balancing at the first
+ * domain that does not share the LLC, unless a relax_domain_level was
+ * requested (sched_balance_newidle(): smt_buddy_newidle_stop()).
+ */
 static void apply_newidle_restriction(Ctx *c)
 {
-	const Topology *t = c->t;
 	bool restrict_ = c->in->smt_buddy_assist && c->in->relax_level < 0;
 
 	c->l->newidle_limit = -1;
 	for (unsigned cpu = 0; cpu < c->l->n_slots; cpu++) {
 		CpuDomains *d = &c->l->cpus[cpu];
-		int node = t->cpus[cpu].node;
+		bool stopped = false;
 
 		for (size_t i = 0; i < d->n; i++) {
 			SchedDomain *sd = &d->sd[i];
-			bool crosses = node >= 0 && !cpuset_is_subset(&sd->span, &t->nodes.items[node].cpus);
 
-			sd->newidle = sd->flags & SD_BALANCE_NEWIDLE;
-			if (restrict_ && crosses) {
-				sd->newidle = false;
-				if (c->l->newidle_limit < 0 || sd->level < c->l->newidle_limit)
-					c->l->newidle_limit = sd->level;
-			}
+			stopped |= restrict_ && !(sd->flags & SD_SHARE_LLC);
+			sd->newidle = (sd->flags & SD_BALANCE_NEWIDLE) && !stopped;
+			if (stopped && (c->l->newidle_limit < 0 || sd->level < c->l->newidle_limit))
+				c->l->newidle_limit = sd->level;
 		}
 	}
 }

@@ -42,7 +42,7 @@ typedef struct SchedDomain {
 	unsigned flags;
 	unsigned distance;  /* NUMA/NODE levels: the distance the mask stands for */
 	CpuSet span;
-	/* SMT_BUDDY_ASSIST limits newidle balancing to levels below LLC/node. */
+	/* SMT_BUDDY_ASSIST stops newidle balancing above the LLC. */
 	bool newidle;       /* effective: flag set and not restricted */
 } SchedDomain;
 
