@@ -5,7 +5,7 @@
 
 /*
  * The input format of fuzz-topology, shared with the seed converter
- * (mkseed-topology.py keeps the same table):
+ * (mkseed.py keeps the same table):
  *
  *   byte 0          options: bit 0 patched kernel caps, bit 1 SMT_BUDDY_ASSIST,
  *                   bits 2-4 relax_domain_level + 1 (-1..6), bits 5-6 identity

@@ -19,7 +19,7 @@ set -u
 
 secs=${1:-30}
 [ $# -gt 0 ] && shift
-targets=${*:-cpulist cpuinfo profile topology planner}
+targets=${*:-cpulist cpuinfo profile kernel topology planner}
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${FUZZ_BUILD_DIR:-$src/build-fuzz}
@@ -44,6 +44,7 @@ declare -A tsrc tmods
 tsrc[cpulist]="fuzz-cpulist.c";                     tmods[cpulist]="basic"
 tsrc[cpuinfo]="fuzz-cpuinfo.c";                     tmods[cpuinfo]="basic cpuid"
 tsrc[profile]="fuzz-profile.c fuzz-tree.c";         tmods[profile]="basic profile"
+tsrc[kernel]="fuzz-kernel.c fuzz-tree.c";           tmods[kernel]="basic cpuid kernel"
 tsrc[topology]="fuzz-topology.c fuzz-tree.c";       tmods[topology]="basic cpuid topology kernel profile planner"
 tsrc[planner]="fuzz-planner.c ../unit/topo-build.c"; tmods[planner]="basic cpuid topology kernel profile planner"
 

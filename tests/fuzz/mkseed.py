@@ -1,11 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Turn a sysroot (generated or a real dump) into a fuzz-topology input.
+"""Turn a sysroot (generated or a real dump) into a fuzz-topology or
+fuzz-kernel input.
 
-    mkseed-topology.py [--opt N] SYSROOT OUTFILE
+    mkseed.py topology [--opt N] SYSROOT OUTFILE
+    mkseed.py kernel SYSROOT OUTFILE
 
-Only the files fuzz-topology knows (fuzz-topology.h: CPUs 0-7, nodes 0-3)
-are taken, each as one record; longer contents are cut to 255 bytes.
+Only the files the target knows (fuzz-topology.h: CPUs 0-7, nodes 0-3;
+fuzz-kernel.c: KERNEL_PATHS) are taken, each as one record; longer contents
+are cut to 255 bytes. topology inputs start with the options byte --opt.
 """
 import argparse
 import os
@@ -20,6 +23,13 @@ PER_CPU = ["online", "topology/physical_package_id", "topology/die_id",
 PER_CACHE = ["level", "type", "shared_cpu_list", "shared_cpu_map", "id"]
 PER_NODE = ["cpulist", "cpumap", "distance"]
 CPUS, NODES, CACHES = 8, 4, 4
+# Keep in the order of fuzz-kernel.c's table.
+KERNEL_PATHS = ["proc/sys/kernel/osrelease", "sys/kernel/security/lockdown",
+                "proc/sys/kernel/sched_smt_buddy_assist", "sys/kernel/debug/sched/features",
+                "proc/sys/kernel/sched_relax_domain_level",
+                "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level", "proc/cmdline",
+                "sys/fs/cgroup/cgroup.controllers", "sys/fs/cgroup/cpuset.cpus.isolated",
+                "proc/schedstat", "proc/cpuinfo", "sys/devices/system/cpu/modalias"]
 
 
 def paths():
@@ -36,13 +46,14 @@ def paths():
 
 def main():
     ap = argparse.ArgumentParser()
+    ap.add_argument("target", choices=["topology", "kernel"])
     ap.add_argument("--opt", type=lambda s: int(s, 0), default=0x03)
     ap.add_argument("root")
     ap.add_argument("out")
     a = ap.parse_args()
-    data = bytearray([a.opt & 0xff])
+    data = bytearray([a.opt & 0xff] if a.target == "topology" else [])
     n = 0
-    for i, p in enumerate(paths()):
+    for i, p in enumerate(paths() if a.target == "topology" else KERNEL_PATHS):
         f = os.path.join(a.root, p)
         if not os.path.isfile(f):
             continue

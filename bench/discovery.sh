@@ -1,0 +1,202 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Discovery benchmark: how long a whole `topotunectl --root DIR topology --json`
+# takes, against `lscpu --sysroot DIR`, `HWLOC_FSROOT=DIR lstopo-no-graphics`
+# and the floor (bench/floor: read the very files topotunectl opened, once,
+# nothing else), on generated trees of 16, 128, 384 and 640 CPUs and on the
+# largest real dumps in ../shared/realdata/sysfs. Prints figures, asserts nothing.
+#
+#   bench/discovery.sh [TOPOTUNECTL]     default build/agent/cli/topotunectl
+#
+# Environment: RUNS (timed runs per command, default 10, at least 5),
+# WARMUP (default 2), WORK (default /dev/shm/topotune-bench, removed unless
+# KEEP=1), REAL_MAX (largest real dumps to use, default 4), NICE (default 0:
+# timings are of the normal priority), FLOOR (path of the floor program).
+# Needs python3, strace, lscpu; installs hwloc-nox and hyperfine with apt-get
+# when missing and run as root (without hyperfine a python timer is used).
+set -u
+
+src=$(cd "$(dirname "$0")/.." && pwd)
+ctl=${1:-$src/build/agent/cli/topotunectl}
+runs=${RUNS:-10}
+[ "$runs" -ge 5 ] || runs=5
+warmup=${WARMUP:-2}
+work=${WORK:-/dev/shm/topotune-bench}
+real_max=${REAL_MAX:-4}
+realdata=$src/../shared/realdata/sysfs
+gen=$src/tests/sysroot/gen-sysroot.py
+
+die() { echo "discovery: $*" >&2; exit 2; }
+
+ctl=$(readlink -f "$ctl") || die "no topotunectl at ${1:-build/agent/cli/topotunectl} (build first: meson setup build && ninja -C build)"
+[ -x "$ctl" ] || die "$ctl is not executable"
+
+apt_install() {  # command package
+	command -v "$1" >/dev/null && return 0
+	if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+		echo "discovery: installing $2" >&2
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1 ||
+			{ apt-get update -qq >/dev/null 2>&1 && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "$2" >/dev/null 2>&1; }
+	fi
+	command -v "$1" >/dev/null
+}
+apt_install strace strace || die "strace is needed to list the files topotunectl reads"
+apt_install lscpu util-linux || echo "discovery: lscpu not available, its column stays empty" >&2
+apt_install lstopo-no-graphics hwloc-nox || echo "discovery: lstopo-no-graphics not available, its column stays empty" >&2
+apt_install hyperfine hyperfine || echo "discovery: hyperfine not available, timing with python" >&2
+
+mkdir -p "$work" || die "cannot create $work"
+[ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
+
+floor=${FLOOR:-$(dirname "$(dirname "$(dirname "$ctl")")")/bench/floor}
+if [ ! -x "$floor" ]; then
+	floor=$work/floor
+	${CC:-cc} -O2 -o "$floor" "$src/bench/floor.c" || die "cannot build bench/floor.c"
+fi
+
+# --- trees -------------------------------------------------------------------
+trees=()   # "label|dir"
+gen_tree() {  # label spec [gen-sysroot options...]
+	local label=$1 spec=$2
+	shift 2
+	if python3 "$gen" -q --force "$@" "$spec" "$work/$label" >/dev/null 2>"$work/gen.err"; then
+		trees+=("$label|$work/$label")
+	else
+		echo "discovery: cannot generate $label: $(cat "$work/gen.err")" >&2
+	fi
+}
+gen_tree gen-16 vm-2cpu --set topology.cores_per_package=8 --set topology.threads_per_core=2
+gen_tree gen-128 siena-8534-nps2-llc
+gen_tree gen-384 hygon-7447v-2s-nps6
+gen_tree gen-640 turin-9845-2s-nps10
+
+if [ -d "$realdata" ]; then
+	mkdir -p "$work/real"
+	for f in "$realdata"/*/*.tar.* "$realdata"/*/*.tgz; do
+		[ -f "$f" ] || continue
+		d=$work/real/$(basename "$f" | sed 's/\.tar\..*$//; s/\.tgz$//')
+		mkdir -p "$d" && tar -xf "$f" -C "$d" 2>/dev/null
+	done
+	# Every directory that holds sys/devices/system/cpu is a root; largest first.
+	while read -r n root; do
+		[ "$real_max" -gt 0 ] || break
+		if "$ctl" --root "$root" topology --json >/dev/null 2>"$work/ctl.err"; then
+			trees+=("real:$(basename "$root")|$root")
+			real_max=$((real_max - 1))
+		else
+			echo "discovery: skipping $root: topotunectl fails: $(head -1 "$work/ctl.err")" >&2
+		fi
+	done < <(find "$work/real" -type d -path '*/sys/devices/system/cpu' | while read -r c; do
+			echo "$(ls "$c" | grep -c '^cpu[0-9][0-9]*$') ${c%/sys/devices/system/cpu}"
+		done | sort -rn)
+else
+	echo "discovery: $realdata absent, real dumps skipped" >&2
+fi
+
+# --- measure -----------------------------------------------------------------
+results=$work/results.tsv
+: >"$results"
+for t in "${trees[@]}"; do
+	label=${t%%|*}
+	dir=${t#*|}
+	cpus=$(ls "$dir/sys/devices/system/cpu" | grep -c '^cpu[0-9][0-9]*$')
+
+	# The files topotunectl reads: its successful openat()s of regular files
+	# below the root (relative paths), in order, as the floor will read them.
+	strace -f -e trace=openat -o "$work/strace.txt" "$ctl" --root "$dir" topology --json >/dev/null 2>&1
+	sed -n 's/^[0-9]* *openat([^,]*, "\([^/"][^"]*\)", .*) = [0-9][0-9]*.*$/\1/p' "$work/strace.txt" |
+		while read -r p; do [ -f "$dir/$p" ] && echo "$p"; done >"$work/files.txt"
+	files=$(wc -l <"$work/files.txt")
+	misses=$(grep -c 'openat(.*ENOENT' "$work/strace.txt")
+	bytes=$("$floor" "$dir" "$work/files.txt" | awk '{print $3}')
+
+	HWLOC_FSROOT=$dir python3 - "$label" "$cpus" "$files" "$misses" "$bytes" "$runs" "$warmup" "$work" \
+		"$ctl --root $dir topology --json" \
+		"$(command -v lscpu >/dev/null && echo "lscpu --sysroot $dir")" \
+		"$(command -v lstopo-no-graphics >/dev/null && echo "lstopo-no-graphics --of console")" \
+		"$floor $dir $work/files.txt" >>"$results" <<'PY' || die "timing failed on $label"
+import json, os, shutil, statistics, subprocess, sys, time
+label, cpus, files, misses, nbytes, runs, warmup, work = sys.argv[1:9]
+runs, warmup = int(runs), int(warmup)
+cmds = sys.argv[9:13]
+out = [label, cpus, files, misses, nbytes]
+for cmd in cmds:
+    if not cmd:
+        out.append("-"); continue
+    argv = cmd.split()
+    # Each tool must succeed on the tree, or its time means nothing.
+    if subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
+        out.append("fail"); continue
+    times = []
+    if shutil.which("hyperfine"):
+        js = os.path.join(work, "hf.json")
+        subprocess.run(["hyperfine", "-N", "-w", str(warmup), "-r", str(runs), "--style", "none",
+                        "--export-json", js, cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
+        times = [t * 1000 for t in json.load(open(js))["results"][0]["times"]]
+    else:
+        for i in range(warmup + runs):
+            t0 = time.perf_counter()
+            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            if i >= warmup:
+                times.append((time.perf_counter() - t0) * 1000)
+    out.append("%.2f/%.2f/%.2f" % (statistics.median(times), min(times), max(times)))
+print("\t".join(out))
+PY
+	echo "discovery: measured $label" >&2
+done
+
+# --- report ------------------------------------------------------------------
+python3 - "$results" "$runs" "$(command -v hyperfine >/dev/null && echo hyperfine || echo python)" "$ctl" <<'PY'
+import sys
+rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
+runs, timer, ctl = sys.argv[2], sys.argv[3], sys.argv[4]
+
+def med(c):
+    return float(c.split("/")[0]) if "/" in c else None
+
+def cell(c, base=None, inverse=False):
+    if "/" not in c:
+        return c
+    m, lo, hi = (float(x) for x in c.split("/"))
+    s = "%.1f (%.1f-%.1f)" % (m, lo, hi)
+    if base:
+        s += " %.1fx" % ((base / m) if inverse else (m / base))
+    return s
+
+print("Discovery: whole-process runs, median (min-max) ms over %s runs (%s)" % (runs, timer))
+print("topotune = %s --root DIR topology --json" % ctl)
+print("ratios: lscpu and lstopo as multiples of topotune's time; topotune as a multiple of the floor's")
+hdr = ["tree", "CPUs", "files read", "ENOENT", "KiB", "topotune ms", "lscpu ms (x)", "lstopo ms (x)", "floor ms (topotune/floor)"]
+table = []
+for r in rows:
+    label, cpus, files, misses, nbytes, tt, ls, lt, fl = r
+    t = med(tt)
+    table.append([label, cpus, files, misses, "%.0f" % (int(nbytes or 0) / 1024), cell(tt),
+                  cell(ls, t), cell(lt, t), cell(fl, t, inverse=True)])
+w = [max(len(str(x[i])) for x in table + [hdr]) for i in range(len(hdr))]
+fmt = "  ".join("%%-%ds" % n for n in w)
+print(fmt % tuple(hdr))
+for x in table:
+    print(fmt % tuple(x))
+
+gen = {int(r[1]): r for r in rows if r[0].startswith("gen-")}
+if 640 in gen:
+    r = gen[640]
+    t, l, f = med(r[5]), med(r[6]), med(r[8])
+    print()
+    print("Goals at 640 CPUs:")
+    if l:
+        print("  >= 10x faster than lscpu: %.1fx  %s" % (l / t, "met" if l / t >= 10 else "NOT met"))
+    if f:
+        print("  <= 2x the floor:          %.2fx  %s" % (t / f, "met" if t / f <= 2 else "NOT met"))
+if 16 in gen and 640 in gen:
+    a, b = gen[16], gen[640]
+    print()
+    print("Growth 16 -> 640 CPUs (40x the CPUs):")
+    for name, i in (("topotune", 5), ("lscpu", 6), ("lstopo", 7), ("floor", 8)):
+        x, y = med(a[i]), med(b[i])
+        if x and y:
+            print("  %-8s %7.1f -> %7.1f ms  (x%.1f, %.3f ms per added CPU)" % (name, x, y, y / x, (y - x) / 624))
+    print("  files    %7s -> %7s" % (a[2], b[2]))
+PY
