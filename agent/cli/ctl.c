@@ -11,6 +11,7 @@
 #include "fileio.h"
 #include "json.h"
 #include "log.h"
+#include "online.h"
 #include "planner.h"
 #include "strutil.h"
 #include "topology-print.h"
@@ -135,7 +136,7 @@ static int verb_topology(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = { { "json", no_argument, NULL, 'j' }, {} };
 	_cleanup_(session_done) Session s = SESSION_INIT;
-	bool json = false;
+	bool json = ctx->json;
 	int c;
 
 	optind = 0;
@@ -319,7 +320,7 @@ static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_free_ char *text = NULL;
 	const char *profile = NULL;
-	bool json = false;
+	bool json = ctx->json;
 	unsigned cpu = 0;
 	int c;
 
@@ -482,7 +483,12 @@ int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
 		{ "layout", verb_layout },
 		{ "explain", verb_explain },
 	};
+	bool handled;
+	int r;
 
+	r = online_dispatch(ctx, argc, argv, &handled);
+	if (handled)
+		return r;
 	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
 		if (streq(argv[0], verbs[i].name))
 			return verbs[i].run(ctx, argc, argv);

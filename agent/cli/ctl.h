@@ -9,6 +9,8 @@ typedef struct CtlContext {
 	const char *cpuid_dump;
 	const char *kernel;        /* probe | patched | stock */
 	bool offline;
+	const char *bus_address; /* NULL: the system bus */
+	bool json;                /* --json for every verb that has it */
 } CtlContext;
 
 /* Run a verb; returns the process exit status (0 ok, 1 drift, 2 error). */

@@ -2,7 +2,9 @@
 /*
  * topotunectl: the command-line client. Offline (--root DIR) it runs the
  * library in-process on a sysroot; every verb that only reads works
- * offline. Exit codes: 0 success, 1 drift (verify), 2 error.
+ * offline. Without --root, status/apply/revert/verify/set-profile talk to
+ * topotuned over D-Bus, and profiles/layout do when it runs.
+ * Exit codes: 0 success, 1 drift (verify), 2 error.
  */
 #include <getopt.h>
 
@@ -14,8 +16,15 @@
 static void help(void)
 {
 	printf("topotunectl [OPTIONS] COMMAND [ARGS]\n\n"
-	       "Scheduler-topology tuning: inspect, plan and explain.\n\n"
-	       "Commands:\n"
+	       "Scheduler-topology tuning: inspect, plan, explain, and drive topotuned.\n\n"
+	       "Commands (topotuned over D-Bus):\n"
+	       "  status [--json]            State, profile, CPU, settings desired/actual\n"
+	       "  apply                      Apply the selected profile again\n"
+	       "  revert                     Restore every value topotuned changed\n"
+	       "  reload                     Re-read the configuration and apply the diff\n"
+	       "  verify [--json]            Exit 0 in sync, 1 drift, 2 error\n"
+	       "  set-profile PROFILE        Switch to PROFILE (until topotuned restarts)\n\n"
+	       "Commands (topotuned when it runs, else in-process; --root: in-process):\n"
 	       "  topology [--json]          CPU identity and topology\n"
 	       "  profiles                   List the profiles\n"
 	       "  plan [--profile P]         Show what would be changed, and why\n"
@@ -25,6 +34,8 @@ static void help(void)
 	       "  -h --help                  Show this help\n"
 	       "     --version               Show the version\n"
 	       "     --root DIR              Inspect the system below DIR (offline)\n"
+	       "     --bus-address ADDR      Talk to topotuned on this bus (default: system bus)\n"
+	       "     --json                  JSON output where a verb has it\n"
 	       "     --config-root DIR       Read etc/ and usr/lib/ from DIR (default: --root)\n"
 	       "     --cpuid-dump FILE       Identify the CPU from a raw CPUID dump\n"
 	       "     --kernel KIND           Capabilities to plan for when offline:\n"
@@ -40,6 +51,8 @@ int main(int argc, char *argv[])
 		ARG_CONFIG_ROOT,
 		ARG_CPUID_DUMP,
 		ARG_KERNEL,
+		ARG_BUS_ADDRESS,
+		ARG_JSON,
 	};
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
@@ -48,6 +61,8 @@ int main(int argc, char *argv[])
 		{ "config-root", required_argument, NULL, ARG_CONFIG_ROOT },
 		{ "cpuid-dump", required_argument, NULL, ARG_CPUID_DUMP },
 		{ "kernel", required_argument, NULL, ARG_KERNEL },
+		{ "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
+		{ "json", no_argument, NULL, ARG_JSON },
 		{ "verbose", no_argument, NULL, 'v' },
 		{}
 	};
@@ -79,6 +94,12 @@ int main(int argc, char *argv[])
 				return 2;
 			}
 			ctx.kernel = optarg;
+			break;
+		case ARG_BUS_ADDRESS:
+			ctx.bus_address = optarg;
+			break;
+		case ARG_JSON:
+			ctx.json = true;
 			break;
 		case 'v':
 			log_set_max_level(LOG_DEBUG);

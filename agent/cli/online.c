@@ -1,0 +1,673 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * topotunectl verbs that talk to topotuned over D-Bus (org.topotune1):
+ * status, layout, profiles, apply, revert, verify, set-profile. They print
+ * readable tables, or JSON with --json, and never touch the system
+ * themselves. Depends on basic (JSON, strings) and sd-bus.
+ */
+#include <getopt.h>
+#include <systemd/sd-bus.h>
+#include <unistd.h>
+
+#include "ctl.h"
+#include "cpuset.h"
+#include "json.h"
+#include "log.h"
+#include "online.h"
+#include "strutil.h"
+
+#define DEST "org.topotune1"
+#define PATH "/org/topotune1"
+#define IFACE "org.topotune1.Manager"
+
+static int bus_open(const CtlContext *ctx, sd_bus **ret)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	int has = 0, r;
+
+	if (ctx->bus_address) {
+		r = sd_bus_new(&bus);
+		if (r >= 0)
+			r = sd_bus_set_address(bus, ctx->bus_address);
+		if (r >= 0)
+			r = sd_bus_set_bus_client(bus, true);
+		if (r >= 0)
+			r = sd_bus_start(bus);
+	} else
+		r = sd_bus_open_system(&bus);
+	if (r < 0) {
+		log_debug_errno(r, "Failed to connect to the bus: %m");
+		return -ENOTCONN;
+	}
+	r = sd_bus_call_method(bus, "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+			       "NameHasOwner", &error, &reply, "s", DEST);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "b", &has);
+	if (r < 0 || !has)
+		return -ESRCH;
+	(void)sd_bus_set_allow_interactive_authorization(bus, isatty(STDIN_FILENO) > 0);
+	*ret = TAKE_PTR(bus);
+	return 0;
+}
+
+/* Connect or explain why not; returns 0 or the exit status 2. */
+static int connect_or_explain(const CtlContext *ctx, sd_bus **ret)
+{
+	int r = bus_open(ctx, ret);
+
+	if (r == -ENOTCONN) {
+		log_error("topotuned is not running (cannot connect to the %s bus).", ctx->bus_address ? "given" : "system");
+		return 2;
+	}
+	if (r < 0) {
+		log_error("topotuned is not running (org.topotune1 not on the bus).");
+		return 2;
+	}
+	return 0;
+}
+
+bool online_daemon_available(const CtlContext *ctx)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+
+	return bus_open(ctx, &bus) >= 0;
+}
+
+static int call_failed(const char *what, const sd_bus_error *e, int r)
+{
+	if (sd_bus_error_is_set(e))
+		log_error("%s failed: %s (%s)", what, e->message ?: "", e->name);
+	else
+		log_error_errno(r, "%s failed: %m", what);
+	return 2;
+}
+
+static char *get_string(sd_bus *bus, const char *prop)
+{
+	char *s = NULL;
+
+	if (sd_bus_get_property_string(bus, DEST, PATH, IFACE, prop, NULL, &s) < 0)
+		return NULL;
+	return s;
+}
+
+static unsigned get_u(sd_bus *bus, const char *prop)
+{
+	uint32_t u = 0;
+
+	(void)sd_bus_get_property_trivial(bus, DEST, PATH, IFACE, prop, NULL, 'u', &u);
+	return u;
+}
+
+static bool get_b(sd_bus *bus, const char *prop)
+{
+	int b = 0;
+
+	(void)sd_bus_get_property_trivial(bus, DEST, PATH, IFACE, prop, NULL, 'b', &b);
+	return b;
+}
+
+typedef struct SettingRow {
+	const char *name, *desired, *actual, *source;
+	int in_sync;
+} SettingRow;
+
+typedef struct TopologyInfo {
+	unsigned packages, nodes, cores, threads, llcs, nodes_per_package;
+	int smt;
+} TopologyInfo;
+
+static int read_topology(sd_bus *bus, TopologyInfo *t)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	int r;
+
+	r = sd_bus_get_property(bus, DEST, PATH, IFACE, "Topology", NULL, &reply, "a{sv}");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_enter_container(reply, 'a', "{sv}");
+	if (r < 0)
+		return r;
+	while ((r = sd_bus_message_enter_container(reply, 'e', "sv")) > 0) {
+		const char *key, *contents;
+		char type;
+		uint32_t u = 0;
+		int b = 0;
+
+		r = sd_bus_message_read(reply, "s", &key);
+		if (r >= 0)
+			r = sd_bus_message_peek_type(reply, &type, &contents);
+		if (r < 0)
+			return r;
+		if (streq(contents, "b"))
+			r = sd_bus_message_read(reply, "v", "b", &b);
+		else if (streq(contents, "u"))
+			r = sd_bus_message_read(reply, "v", "u", &u);
+		else
+			r = sd_bus_message_skip(reply, "v");
+		if (r < 0)
+			return r;
+		if (streq(key, "packages"))
+			t->packages = u;
+		else if (streq(key, "nodes"))
+			t->nodes = u;
+		else if (streq(key, "cores"))
+			t->cores = u;
+		else if (streq(key, "threads"))
+			t->threads = u;
+		else if (streq(key, "llcs"))
+			t->llcs = u;
+		else if (streq(key, "nodes_per_package"))
+			t->nodes_per_package = u;
+		else if (streq(key, "smt"))
+			t->smt = b;
+		r = sd_bus_message_exit_container(reply);
+		if (r < 0)
+			return r;
+	}
+	return r;
+}
+
+static int verb_status(const CtlContext *ctx, int argc, char *argv[])
+{
+	static const struct option options[] = { { "json", no_argument, NULL, 'j' }, {} };
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *settings = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_strv_free_ char **reasons = NULL;
+	_cleanup_free_ char *state = NULL, *profile = NULL, *vendor = NULL, *name = NULL, *isolated = NULL,
+			    *housekeeping = NULL, *cmdline = NULL, *version = NULL;
+	SettingRow rows[8];
+	size_t n_rows = 0;
+	TopologyInfo t = {};
+	bool json = ctx->json, reboot;
+	unsigned family, model;
+	int c, r;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "j", options, NULL)) >= 0)
+		if (c == 'j')
+			json = true;
+		else
+			return 2;
+	r = connect_or_explain(ctx, &bus);
+	if (r)
+		return r;
+
+	state = get_string(bus, "State");
+	if (!state)
+		return call_failed("Reading State", &error, -EIO);
+	profile = get_string(bus, "ActiveProfile");
+	vendor = get_string(bus, "CpuVendor");
+	name = get_string(bus, "CpuName");
+	isolated = get_string(bus, "IsolatedCpus");
+	housekeeping = get_string(bus, "HousekeepingCpus");
+	cmdline = get_string(bus, "PendingKernelCmdline");
+	version = get_string(bus, "Version");
+	family = get_u(bus, "CpuFamily");
+	model = get_u(bus, "CpuModel");
+	reboot = get_b(bus, "RebootRequired");
+	(void)sd_bus_get_property_strv(bus, DEST, PATH, IFACE, "StateReasons", NULL, &reasons);
+	(void)read_topology(bus, &t);
+
+	r = sd_bus_get_property(bus, DEST, PATH, IFACE, "Settings", &error, &settings, "a(sssbs)");
+	if (r < 0)
+		return call_failed("Reading Settings", &error, r);
+	r = sd_bus_message_enter_container(settings, 'a', "(sssbs)");
+	while (r >= 0 && n_rows < ELEMENTSOF(rows)) {
+		SettingRow *row = &rows[n_rows];
+
+		r = sd_bus_message_read(settings, "(sssbs)", &row->name, &row->desired, &row->actual, &row->in_sync,
+					&row->source);
+		if (r <= 0)
+			break;
+		n_rows++;
+	}
+	if (r < 0)
+		return call_failed("Reading Settings", &error, r);
+
+	if (json) {
+		JsonWriter w;
+
+		json_init(&w, stdout, true);
+		json_begin_object(&w);
+		json_key(&w, "state");
+		json_string(&w, state);
+		json_key(&w, "state_reasons");
+		json_begin_array(&w);
+		STRV_FOREACH(s, reasons)
+			json_string(&w, *s);
+		json_end_array(&w);
+		json_key(&w, "profile");
+		json_string(&w, profile);
+		json_key(&w, "version");
+		json_string(&w, version);
+		json_key(&w, "cpu");
+		json_begin_object(&w);
+		json_key(&w, "vendor");
+		json_string(&w, vendor);
+		json_key(&w, "family");
+		json_int(&w, family);
+		json_key(&w, "model");
+		json_int(&w, model);
+		json_key(&w, "name");
+		json_string(&w, name);
+		json_end_object(&w);
+		json_key(&w, "topology");
+		json_begin_object(&w);
+		json_key(&w, "packages");
+		json_int(&w, t.packages);
+		json_key(&w, "nodes");
+		json_int(&w, t.nodes);
+		json_key(&w, "nodes_per_package");
+		json_int(&w, t.nodes_per_package);
+		json_key(&w, "cores");
+		json_int(&w, t.cores);
+		json_key(&w, "threads");
+		json_int(&w, t.threads);
+		json_key(&w, "llcs");
+		json_int(&w, t.llcs);
+		json_key(&w, "smt");
+		json_bool(&w, t.smt);
+		json_end_object(&w);
+		json_key(&w, "settings");
+		json_begin_array(&w);
+		for (size_t i = 0; i < n_rows; i++) {
+			json_begin_object(&w);
+			json_key(&w, "name");
+			json_string(&w, rows[i].name);
+			json_key(&w, "desired");
+			json_string(&w, rows[i].desired);
+			json_key(&w, "actual");
+			json_string(&w, rows[i].actual);
+			json_key(&w, "in_sync");
+			json_bool(&w, rows[i].in_sync);
+			json_key(&w, "source");
+			json_string(&w, rows[i].source);
+			json_end_object(&w);
+		}
+		json_end_array(&w);
+		json_key(&w, "isolated_cpus");
+		json_string(&w, isolated);
+		json_key(&w, "housekeeping_cpus");
+		json_string(&w, housekeeping);
+		json_key(&w, "reboot_required");
+		json_bool(&w, reboot);
+		json_key(&w, "pending_kernel_cmdline");
+		json_string(&w, cmdline);
+		json_end_object(&w);
+		json_finish(&w);
+		return 0;
+	}
+
+	printf("       State: %s\n", state);
+	printf("     Profile: %s\n", strna(profile));
+	printf("         CPU: %s family 0x%x model 0x%x (%s)\n", strna(vendor), family, model, strna(name));
+	printf("    Topology: %u package%s, %u node%s (%u per package), %u cores, %u CPUs, %u LLCs, SMT %s\n",
+	       t.packages, t.packages == 1 ? "" : "s", t.nodes, t.nodes == 1 ? "" : "s", t.nodes_per_package, t.cores,
+	       t.threads, t.llcs, t.smt ? "on" : "off");
+	printf("    Isolated: %s\n", isolated && *isolated ? isolated : "none");
+	printf("Housekeeping: %s\n", strna(housekeeping));
+	printf("      Reboot: %s%s%s\n", reboot ? "required, add to the kernel command line: " : "not required",
+	       reboot ? strempty(cmdline) : "", "");
+	printf("    Settings:\n      %-20s %-14s %-14s %-5s %s\n", "SETTING", "DESIRED", "ACTUAL", "SYNC", "SOURCE");
+	for (size_t i = 0; i < n_rows; i++)
+		printf("      %-20s %-14s %-14s %-5s %s\n", rows[i].name, rows[i].desired, rows[i].actual,
+		       rows[i].in_sync ? "yes" : "NO", rows[i].source);
+	if (reasons && *reasons) {
+		printf("     Reasons:\n");
+		STRV_FOREACH(s, reasons)
+			printf("      %s\n", *s);
+	}
+	return 0;
+}
+
+static int simple_call(const CtlContext *ctx, const char *what, const char *method, const char *sig, ...)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	va_list ap;
+	int r;
+
+	r = connect_or_explain(ctx, &bus);
+	if (r)
+		return r;
+	r = sd_bus_message_new_method_call(bus, &m, DEST, PATH, IFACE, method);
+	if (r >= 0) {
+		va_start(ap, sig);
+		r = sd_bus_message_appendv(m, sig, ap);
+		va_end(ap);
+	}
+	if (r >= 0)
+		r = sd_bus_message_set_allow_interactive_authorization(m, isatty(STDIN_FILENO) > 0);
+	if (r < 0)
+		return call_failed(what, &error, r);
+	r = sd_bus_call(bus, m, 150 * 1000000ULL, &error, &reply);
+	if (r < 0)
+		return call_failed(what, &error, r);
+	return 0;
+}
+
+static int verb_apply(const CtlContext *ctx, int argc, char *argv[])
+{
+	if (argc != 1)
+		return log_error("apply: no arguments expected"), 2;
+	return simple_call(ctx, "Apply", "Apply", "b", isatty(STDIN_FILENO) > 0);
+}
+
+static int verb_revert(const CtlContext *ctx, int argc, char *argv[])
+{
+	if (argc != 1)
+		return log_error("revert: no arguments expected"), 2;
+	return simple_call(ctx, "Revert", "Revert", "b", isatty(STDIN_FILENO) > 0);
+}
+
+static int verb_reload(const CtlContext *ctx, int argc, char *argv[])
+{
+	if (argc != 1)
+		return log_error("reload: no arguments expected"), 2;
+	return simple_call(ctx, "Reload", "Reload", "");
+}
+
+static int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
+{
+	if (argc != 2)
+		return log_error("set-profile: expected one profile name (see 'topotunectl profiles')"), 2;
+	return simple_call(ctx, "SetProfile", "SetProfile", "sb", argv[1], isatty(STDIN_FILENO) > 0);
+}
+
+static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
+{
+	static const struct option options[] = { { "json", no_argument, NULL, 'j' }, {} };
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	bool json = ctx->json;
+	JsonWriter w;
+	int ok = 0, c, r;
+	const char *s, *want, *got;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "j", options, NULL)) >= 0)
+		if (c == 'j')
+			json = true;
+		else
+			return 2;
+	r = connect_or_explain(ctx, &bus);
+	if (r)
+		return r;
+	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "Verify", &error, &reply, "");
+	if (r < 0)
+		return call_failed("Verify", &error, r);
+	r = sd_bus_message_read(reply, "b", &ok);
+	if (r >= 0)
+		r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+	if (r < 0)
+		return call_failed("Verify", &error, r);
+	if (json) {
+		json_init(&w, stdout, true);
+		json_begin_object(&w);
+		json_key(&w, "in_sync");
+		json_bool(&w, ok);
+		json_key(&w, "mismatches");
+		json_begin_array(&w);
+	}
+	while ((r = sd_bus_message_read(reply, "(sss)", &s, &want, &got)) > 0) {
+		if (json) {
+			json_begin_object(&w);
+			json_key(&w, "setting");
+			json_string(&w, s);
+			json_key(&w, "want");
+			json_string(&w, want);
+			json_key(&w, "got");
+			json_string(&w, got);
+			json_end_object(&w);
+		} else
+			printf("drift: %s is %s, wanted %s\n", s, got, want);
+	}
+	if (json) {
+		json_end_array(&w);
+		json_end_object(&w);
+		json_finish(&w);
+	} else if (ok)
+		printf("in sync\n");
+	if (r < 0)
+		return call_failed("Verify", &error, r);
+	return ok ? 0 : 1;
+}
+
+static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_free_ char *active = NULL;
+	const char *name, *desc, *path;
+	int r;
+
+	r = connect_or_explain(ctx, &bus);
+	if (r)
+		return r;
+	active = get_string(bus, "ActiveProfile");
+	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "ListProfiles", &error, &reply, "");
+	if (r < 0)
+		return call_failed("ListProfiles", &error, r);
+	r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+	while (r >= 0 && (r = sd_bus_message_read(reply, "(sss)", &name, &desc, &path)) > 0)
+		printf("%c %-12s %-45s %s\n", streq_ptr(active, name) ? '*' : ' ', name, path, desc);
+	if (r < 0)
+		return call_failed("ListProfiles", &error, r);
+	return 0;
+}
+
+static int layout_cpu(sd_bus *bus, unsigned cpu, bool json)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	JsonWriter w;
+	int r;
+
+	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "GetCpuDomains", &error, &reply, "u", cpu);
+	if (r < 0)
+		return call_failed("GetCpuDomains", &error, r);
+	r = sd_bus_message_enter_container(reply, 'a', "(ussas)");
+	if (json) {
+		json_init(&w, stdout, true);
+		json_begin_object(&w);
+		json_key(&w, "cpu");
+		json_int(&w, cpu);
+		json_key(&w, "domains");
+		json_begin_array(&w);
+	} else
+		printf("cpu%u:\n", cpu);
+	while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "ussas")) > 0) {
+		_cleanup_strv_free_ char **attrs = NULL;
+		const char *name, *flags;
+		uint32_t level;
+
+		r = sd_bus_message_read(reply, "uss", &level, &name, &flags);
+		if (r >= 0)
+			r = sd_bus_message_read_strv(reply, &attrs);
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+		if (r < 0)
+			break;
+		if (json) {
+			json_begin_object(&w);
+			json_key(&w, "level");
+			json_int(&w, level);
+			json_key(&w, "name");
+			json_string(&w, name);
+			json_key(&w, "flags");
+			json_string(&w, flags);
+			json_key(&w, "span");
+			json_string(&w, attrs && attrs[0] ? attrs[0] : "");
+			json_key(&w, "attributes");
+			json_begin_array(&w);
+			STRV_FOREACH(a, attrs && attrs[0] ? attrs + 1 : NULL)
+				json_string(&w, *a);
+			json_end_array(&w);
+			json_end_object(&w);
+		} else {
+			CpuSet span = {};
+			_cleanup_free_ char *rest = NULL;
+			StrBuf b = {};
+
+			if (attrs && attrs[0])
+				(void)cpuset_parse_list(attrs[0], &span, NULL);
+			STRV_FOREACH(a, attrs && attrs[0] ? attrs + 1 : NULL)
+				strbuf_appendf(&b, "%s%s", b.len ? " " : "", *a);
+			(void)strbuf_steal(&b, &rest);
+			printf("  %u %-5s %4u cpus  %-28s %s\n", level, name, cpuset_count(&span),
+			       attrs && attrs[0] ? attrs[0] : "", strempty(rest));
+			cpuset_done(&span);
+		}
+	}
+	if (json) {
+		json_end_array(&w);
+		json_end_object(&w);
+		json_finish(&w);
+	}
+	if (r < 0)
+		return call_failed("GetCpuDomains", &error, r);
+	return 0;
+}
+
+static int layout_all(sd_bus *bus, bool json)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	JsonWriter w;
+	int r;
+
+	r = sd_bus_get_property(bus, DEST, PATH, IFACE, "DomainLayout", &error, &reply, "a(usssas)");
+	if (r < 0)
+		return call_failed("Reading DomainLayout", &error, r);
+	r = sd_bus_message_enter_container(reply, 'a', "(usssas)");
+	if (json) {
+		json_init(&w, stdout, true);
+		json_begin_array(&w);
+	}
+	while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "usssas")) > 0) {
+		_cleanup_strv_free_ char **spans = NULL;
+		const char *name, *flags, *covered;
+		uint32_t level;
+
+		r = sd_bus_message_read(reply, "usss", &level, &name, &flags, &covered);
+		if (r >= 0)
+			r = sd_bus_message_read_strv(reply, &spans);
+		if (r >= 0)
+			r = sd_bus_message_exit_container(reply);
+		if (r < 0)
+			break;
+		if (json) {
+			json_begin_object(&w);
+			json_key(&w, "level");
+			json_int(&w, level);
+			json_key(&w, "name");
+			json_string(&w, name);
+			json_key(&w, "flags");
+			json_string(&w, flags);
+			json_key(&w, "cpus");
+			json_string(&w, covered);
+			json_key(&w, "spans");
+			json_begin_array(&w);
+			STRV_FOREACH(s, spans)
+				json_string(&w, *s);
+			json_end_array(&w);
+			json_end_object(&w);
+		} else {
+			_cleanup_free_ char *list = NULL;
+			StrBuf b = {};
+
+			if (strv_length(spans) <= 4)
+				STRV_FOREACH(s, spans)
+					strbuf_appendf(&b, "%s%s", b.len ? " " : ": ", *s);
+			(void)strbuf_steal(&b, &list);
+			printf("level %u %-5s covers %-12s %zu span%s%s\n", level, name, covered, strv_length(spans),
+			       strv_length(spans) == 1 ? "" : "s", strempty(list));
+		}
+	}
+	if (json) {
+		json_end_array(&w);
+		json_finish(&w);
+	}
+	if (r < 0)
+		return call_failed("Reading DomainLayout", &error, r);
+	return 0;
+}
+
+static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
+{
+	static const struct option options[] = {
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "profile", required_argument, NULL, 'p' },
+		{}
+	};
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	bool json = ctx->json, have_cpu = false;
+	unsigned cpu = 0;
+	int c, r;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "c:jp:", options, NULL)) >= 0)
+		switch (c) {
+		case 'c':
+			if (safe_atou_base(optarg, 10, &cpu) < 0 || cpu >= CPUSET_MAX_CPUS)
+				return log_error("--cpu: expected a CPU number, got '%s'", optarg), 2;
+			have_cpu = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 'p':
+			return log_error("layout --profile is offline only: use 'plan --profile P' or --root"), 2;
+		default:
+			return 2;
+		}
+	r = connect_or_explain(ctx, &bus);
+	if (r)
+		return r;
+	return have_cpu ? layout_cpu(bus, cpu, json) : layout_all(bus, json);
+}
+
+int online_dispatch(const CtlContext *ctx, int argc, char *argv[], bool *ret_handled)
+{
+	static const struct {
+		const char *name;
+		int (*run)(const CtlContext *ctx, int argc, char *argv[]);
+		bool daemon_only;   /* false: the offline verb of the same name runs when no daemon is there */
+	} verbs[] = {
+		{ "status", verb_status, true },
+		{ "apply", verb_apply, true },
+		{ "revert", verb_revert, true },
+		{ "reload", verb_reload, true },
+		{ "verify", verb_verify, true },
+		{ "set-profile", verb_set_profile, true },
+		{ "profiles", verb_profiles, false },
+		{ "layout", verb_layout, false },
+	};
+
+	*ret_handled = false;
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
+		if (!streq(argv[0], verbs[i].name))
+			continue;
+		if (ctx->offline) {
+			if (!verbs[i].daemon_only)
+				return 0;
+			*ret_handled = true;
+			log_error("%s talks to topotuned; it has no offline mode (--root). Try 'plan' or 'layout' instead.",
+				  argv[0]);
+			return 2;
+		}
+		if (!verbs[i].daemon_only && !ctx->bus_address && !online_daemon_available(ctx))
+			return 0;   /* no daemon: read / in-process */
+		*ret_handled = true;
+		return verbs[i].run(ctx, argc, argv);
+	}
+	return 0;
+}
