@@ -1,0 +1,383 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Proc connector listener: exec/exit events for workload rules. The parser
+ * is pure (bytes in, ProcEvent out) so that recorded and damaged messages
+ * can be tested without a kernel; the listener is a thin loop around it.
+ * Depends on basic, netlink-util (libnl) and the kernel's uapi headers.
+ */
+#include <poll.h>
+#include <stdarg.h>
+#include <time.h>
+#include <linux/cn_proc.h>
+#include <linux/connector.h>
+#include <linux/netlink.h>
+#include <netlink/netlink.h>
+#include <netlink/socket.h>
+
+#include "macro.h"
+#include "netlink-util.h"
+#include "procevents.h"
+#include "strutil.h"
+
+/* Datagrams handled per procevents_process() call before yielding. */
+#define PROCEVENTS_BATCH 4096U
+#define PROCEVENTS_RCVBUF (4 * 1024 * 1024)
+#define PROCEVENTS_ACK_TIMEOUT_MSEC 1000
+
+static const char *const proc_event_type_table[_PROCEV_MAX] = {
+	[PROCEV_OTHER] = "other",
+	[PROCEV_ACK] = "ack",
+	[PROCEV_EXEC] = "exec",
+	[PROCEV_EXIT] = "exit",
+};
+
+const char *proc_event_type_to_string(ProcEventType t)
+{
+	if (t < 0 || (size_t)t >= ELEMENTSOF(proc_event_type_table))
+		return NULL;
+	return proc_event_type_table[t];
+}
+
+int procevent_parse(const void *buf, size_t len, ProcEvent *ret)
+{
+	const size_t ev_hdr = offsetof(struct proc_event, event_data);
+	const uint8_t *p = buf;
+	struct nlmsghdr nh;
+	struct cn_msg cn;
+	struct proc_event pe = {};
+	ProcEvent ev = { .type = PROCEV_OTHER };
+	size_t plen;
+
+	/* memcpy() rather than casts: the buffer need not be aligned. */
+	if (!buf || len < NLMSG_HDRLEN)
+		return -EBADMSG;
+	memcpy(&nh, p, sizeof(nh));
+	if (nh.nlmsg_len < NLMSG_HDRLEN || nh.nlmsg_len > len)
+		return -EBADMSG;
+	plen = nh.nlmsg_len - NLMSG_HDRLEN;
+	p += NLMSG_HDRLEN;
+
+	if (nh.nlmsg_type == NLMSG_ERROR) {
+		struct nlmsgerr err;
+
+		if (plen < sizeof(err))
+			return -EBADMSG;
+		memcpy(&err, p, sizeof(err));
+		ev.type = PROCEV_ACK;
+		ev.ack_error = err.error < 0 ? -err.error : err.error;
+		ev.seq = nh.nlmsg_seq;
+		*ret = ev;
+		return 0;
+	}
+	/* The connector sends its messages as NLMSG_DONE; anything else
+	 * (NOOP, OVERRUN, a stray type) carries no cn_msg. */
+	if (nh.nlmsg_type != NLMSG_DONE) {
+		*ret = ev;
+		return 0;
+	}
+
+	if (plen < sizeof(cn))
+		return -EBADMSG;
+	memcpy(&cn, p, sizeof(cn));
+	if (cn.len > plen - sizeof(cn))
+		return -EBADMSG;
+	if (cn.id.idx != CN_IDX_PROC || cn.id.val != CN_VAL_PROC) {
+		*ret = ev;
+		return 0;
+	}
+	p += sizeof(cn);
+	ev.seq = cn.seq;
+	ev.ack = cn.ack;
+
+	if (cn.len < ev_hdr)
+		return -EBADMSG;
+	memcpy(&pe, p, MIN((size_t)cn.len, sizeof(pe)));
+
+	switch (pe.what) {
+	case PROC_EVENT_NONE:
+		if (cn.len < ev_hdr + sizeof(pe.event_data.ack))
+			return -EBADMSG;
+		ev.type = PROCEV_ACK;
+		ev.ack_error = (int)pe.event_data.ack.err;
+		break;
+	case PROC_EVENT_EXEC:
+		if (cn.len < ev_hdr + sizeof(pe.event_data.exec))
+			return -EBADMSG;
+		ev.type = PROCEV_EXEC;
+		ev.pid = pe.event_data.exec.process_pid;
+		ev.tgid = pe.event_data.exec.process_tgid;
+		break;
+	case PROC_EVENT_EXIT:
+		/* pid, tgid and exit_code are as old as the connector; the
+		 * fields after them were added later. */
+		if (cn.len < ev_hdr + offsetof(struct exit_proc_event, exit_signal))
+			return -EBADMSG;
+		ev.type = PROCEV_EXIT;
+		ev.pid = pe.event_data.exit.process_pid;
+		ev.tgid = pe.event_data.exit.process_tgid;
+		ev.exit_code = (int)pe.event_data.exit.exit_code;
+		break;
+	default:
+		break;
+	}
+	if (ev.type == PROCEV_EXEC || ev.type == PROCEV_EXIT) {
+		if (ev.pid <= 0 || ev.tgid <= 0)
+			return -EBADMSG;
+	}
+
+	*ret = ev;
+	return 0;
+}
+
+struct ProcEvents {
+	struct nl_sock *sk;
+	int fd;
+	uint32_t listen_seq;
+	ProcEventHandler handler;
+	void *userdata;
+	char *error;
+	ProcEventsStats stats;
+	uint8_t buf[8192] __attribute__((aligned(8)));
+};
+
+ProcEvents *procevents_free(ProcEvents *pe)
+{
+	if (!pe)
+		return NULL;
+	nlsock_free(pe->sk);
+	free(pe->error);
+	free(pe);
+	return NULL;
+}
+
+int procevents_get_fd(const ProcEvents *pe)
+{
+	return pe->fd;
+}
+
+const char *procevents_error(const ProcEvents *pe)
+{
+	return pe->error;
+}
+
+void procevents_get_stats(const ProcEvents *pe, ProcEventsStats *ret)
+{
+	*ret = pe->stats;
+}
+
+static int pe_fail(ProcEvents *pe, int r, const char *fmt, ...) _printf_(3, 4);
+static int pe_fail(ProcEvents *pe, int r, const char *fmt, ...)
+{
+	StrBuf b = {};
+	va_list ap;
+
+	va_start(ap, fmt);
+	strbuf_vappendf(&b, fmt, ap);
+	va_end(ap);
+	free(pe->error);
+	pe->error = NULL;
+	if (strbuf_steal(&b, &pe->error) < 0)
+		strbuf_done(&b);
+	return r;
+}
+
+static int send_listen(ProcEvents *pe)
+{
+	uint8_t msg[sizeof(struct cn_msg) + sizeof(uint32_t)] = {};
+	struct cn_msg cn = {
+		.id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC },
+		.seq = pe->listen_seq,
+		.ack = 0,
+		.len = sizeof(uint32_t),
+	};
+	uint32_t op = PROC_CN_MCAST_LISTEN;
+	int r;
+
+	memcpy(msg, &cn, sizeof(cn));
+	memcpy(msg + sizeof(cn), &op, sizeof(op));
+	r = nl_send_simple(pe->sk, NLMSG_DONE, 0, msg, sizeof(msg));
+	return r < 0 ? nlerr_to_errno(r) : 0;
+}
+
+static int64_t now_msec(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* The kernel answers LISTEN with a PROC_EVENT_NONE whose seq is ours and
+ * whose ack is ours + 1; other listeners' acks go to everybody. */
+static int wait_ack(ProcEvents *pe)
+{
+	int64_t deadline = now_msec() + PROCEVENTS_ACK_TIMEOUT_MSEC;
+
+	for (;;) {
+		int64_t left = deadline - now_msec();
+		struct pollfd pfd = { .fd = pe->fd, .events = POLLIN };
+		ssize_t n;
+		size_t off;
+
+		if (left <= 0)
+			return pe_fail(pe, -ETIMEDOUT,
+				       "proc connector: no acknowledgement of PROC_CN_MCAST_LISTEN within %d ms "
+				       "(not in the initial PID and user namespace?)",
+				       PROCEVENTS_ACK_TIMEOUT_MSEC);
+		if (poll(&pfd, 1, (int)left) < 0) {
+			if (errno == EINTR)
+				continue;
+			return pe_fail(pe, negative_errno(), "proc connector: poll: %m");
+		}
+
+		n = nlsock_recv(pe->fd, pe->buf, sizeof(pe->buf), &pe->stats.forged);
+		if (n == -EAGAIN || n == -ENOBUFS || n == -EMSGSIZE)
+			continue;
+		if (n < 0)
+			return pe_fail(pe, (int)n, "proc connector: receive: %s", strerror((int)-n));
+
+		for (off = 0; off + NLMSG_HDRLEN <= (size_t)n;) {
+			struct nlmsghdr nh;
+			ProcEvent ev;
+
+			memcpy(&nh, pe->buf + off, sizeof(nh));
+			if (nh.nlmsg_len < NLMSG_HDRLEN || nh.nlmsg_len > (size_t)n - off)
+				break;
+			if (procevent_parse(pe->buf + off, nh.nlmsg_len, &ev) >= 0 &&
+			    ev.type == PROCEV_ACK && ev.seq == pe->listen_seq && ev.ack == 1) {
+				if (ev.ack_error == EPERM || ev.ack_error == EACCES)
+					return pe_fail(pe, -EPERM,
+						       "proc connector: PROC_CN_MCAST_LISTEN refused: %s "
+						       "(needs CAP_NET_ADMIN)", strerror(ev.ack_error));
+				if (ev.ack_error > 0)
+					return pe_fail(pe, -ev.ack_error,
+						       "proc connector: PROC_CN_MCAST_LISTEN failed: %s",
+						       strerror(ev.ack_error));
+				return 0;
+			}
+			off += NLMSG_ALIGN(nh.nlmsg_len);
+		}
+	}
+}
+
+int procevents_new(ProcEventHandler handler, void *userdata, ProcEvents **ret, char **ret_error)
+{
+	_cleanup_(procevents_freep) ProcEvents *pe = NULL;
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	pe = calloc(1, sizeof(*pe));
+	if (!pe)
+		return -ENOMEM;
+	pe->handler = handler;
+	pe->userdata = userdata;
+
+	r = nlsock_open(NETLINK_CONNECTOR, CN_IDX_PROC, PROCEVENTS_RCVBUF, &pe->sk, &err);
+	if (r < 0) {
+		if (ret_error) {
+			free(*ret_error);
+			*ret_error = strprintf("proc connector: %s", strna(err));
+		}
+		return r;
+	}
+	pe->fd = nl_socket_get_fd(pe->sk);
+	/* Unique per socket, so our ack is recognisable among others'. */
+	pe->listen_seq = nl_socket_get_local_port(pe->sk);
+
+	r = send_listen(pe);
+	if (r < 0)
+		pe_fail(pe, r, "proc connector: sending PROC_CN_MCAST_LISTEN: %s", strerror(-r));
+	else
+		r = wait_ack(pe);
+	if (r < 0) {
+		if (ret_error) {
+			free(*ret_error);
+			*ret_error = TAKE_PTR(pe->error);
+		}
+		return r;
+	}
+
+	*ret = TAKE_PTR(pe);
+	return 0;
+}
+
+static int dispatch(ProcEvents *pe, size_t n)
+{
+	int handled = 0;
+	size_t off;
+
+	for (off = 0; off + NLMSG_HDRLEN <= n;) {
+		struct nlmsghdr nh;
+		ProcEvent ev;
+		int r;
+
+		memcpy(&nh, pe->buf + off, sizeof(nh));
+		if (nh.nlmsg_len < NLMSG_HDRLEN || nh.nlmsg_len > n - off) {
+			pe->stats.malformed++;
+			break;
+		}
+		r = procevent_parse(pe->buf + off, nh.nlmsg_len, &ev);
+		off += NLMSG_ALIGN(nh.nlmsg_len);
+		if (r < 0) {
+			pe->stats.malformed++;
+			continue;
+		}
+		switch (ev.type) {
+		case PROCEV_EXEC:
+			pe->stats.exec++;
+			break;
+		case PROCEV_EXIT:
+			pe->stats.exit++;
+			break;
+		default:
+			pe->stats.other++;
+			continue;
+		}
+		if (pe->handler) {
+			r = pe->handler(pe, &ev, pe->userdata);
+			if (r < 0)
+				return r;
+		}
+		handled++;
+	}
+	return handled;
+}
+
+int procevents_process(ProcEvents *pe)
+{
+	bool overrun = false;
+	int handled = 0;
+
+	for (unsigned i = 0; i < PROCEVENTS_BATCH; i++) {
+		ssize_t n;
+		int r;
+
+		n = nlsock_recv(pe->fd, pe->buf, sizeof(pe->buf), &pe->stats.forged);
+		if (n == -EAGAIN)
+			break;
+		if (n == -ENOBUFS) {
+			/* Reported once per drain: the caller's rescan covers
+			 * every loss up to now. */
+			pe->stats.overruns++;
+			overrun = true;
+			continue;
+		}
+		if (n == -EMSGSIZE) {
+			pe->stats.malformed++;
+			continue;
+		}
+		if (n < 0)
+			return pe_fail(pe, (int)n, "proc connector: receive: %s", strerror((int)-n));
+
+		pe->stats.datagrams++;
+		r = dispatch(pe, (size_t)n);
+		if (r < 0)
+			return r;
+		handled += r;
+	}
+
+	if (overrun)
+		return pe_fail(pe, -ENOBUFS,
+			       "proc connector: receive queue overrun, process events were lost");
+	return handled;
+}
