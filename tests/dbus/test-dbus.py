@@ -1,0 +1,581 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""topotuned on a private dbus-daemon, on generated sysroots.
+
+Usage: test-dbus.py TOPOTUNED TOPOTUNECTL SOURCE_ROOT
+
+Starts a private bus, runs topotuned --root TREE --bus-address ADDR on
+generated trees (Hygon 7447v NPS3 with the topotune series, a stock 2-CPU
+VM, a lockdown tree, a tree whose partition file refuses writes), and
+drives it with busctl, topotunectl and python3-dbus: properties, every
+profile, verify and drift, revert and stop byte-exact, kill -9 recovery,
+named errors, polkit allow/deny (python3-dbusmock's polkitd), a fake
+systemd1 for AllowedCPUs=, the verify timer and its back-off.
+
+Needs root (setpriv for the unprivileged caller), dbus-daemon, busctl,
+python3-dbus and python3-gi; python3-dbusmock for the polkit cases.
+Prints PASS/FAIL lines and "N passed, M failed"; exit 77 = skipped.
+"""
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+
+if len(sys.argv) != 4:
+    print(__doc__)
+    sys.exit(2)
+TOPOTUNED, CTL, SRC = (os.path.abspath(a) for a in sys.argv[1:])
+
+try:
+    import dbus
+    import dbus.mainloop.glib
+    from gi.repository import GLib
+except ImportError as e:
+    print(f"SKIP dbus tier: {e} (apt-get install python3-dbus python3-gi)")
+    sys.exit(77)
+for tool in ("dbus-daemon", "busctl", "setpriv"):
+    if not shutil.which(tool):
+        print(f"SKIP dbus tier: {tool} not installed")
+        sys.exit(77)
+if os.geteuid() != 0:
+    print("SKIP dbus tier: needs root (setpriv for the unprivileged caller)")
+    sys.exit(77)
+try:
+    import dbusmock  # noqa: F401
+    HAVE_DBUSMOCK = True
+except ImportError:
+    HAVE_DBUSMOCK = False
+
+NAME, PATH, IFACE = "org.topotune1", "/org/topotune1", "org.topotune1.Manager"
+passed = failed = 0
+procs = []
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"PASS {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name}" + (f": {detail}" if detail else ""))
+    sys.stdout.flush()
+    return ok
+
+
+base = tempfile.mkdtemp(prefix="topotune-dbus-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+os.chmod(base, 0o755)   # the unprivileged caller must reach the socket
+SOCK = os.path.join(base, "bus.sock")
+ADDR = f"unix:path={SOCK}"
+
+
+def spawn(argv, log, env=None, **kw):
+    f = open(log, "ab")
+    p = subprocess.Popen(argv, stdout=f, stderr=subprocess.STDOUT, env=env, **kw)
+    procs.append(p)
+    return p
+
+
+def cleanup():
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if os.environ.get("KEEP_TREE") != "1":
+        shutil.rmtree(base, ignore_errors=True)
+
+
+def make_tree(name, spec, sets=(), dropin=""):
+    root = os.path.join(base, name)
+    subprocess.run([sys.executable, os.path.join(SRC, "tests/sysroot/gen-sysroot.py"), "-q"]
+                   + [a for s in sets for a in ("--set", s)] + [spec, root], check=True)
+    shutil.copytree(os.path.join(SRC, "conf/profiles"), os.path.join(root, "usr/lib/topotune/profiles"))
+    shutil.copytree(os.path.join(SRC, "conf/hardware.d"), os.path.join(root, "usr/lib/topotune/hardware.d"))
+    os.makedirs(os.path.join(root, "etc/topotune/topotune.conf.d"), exist_ok=True)
+    shutil.copy(os.path.join(SRC, "conf/topotune.conf"), os.path.join(root, "etc/topotune/"))
+    with open(os.path.join(root, "etc/topotune/topotune.conf.d/50-test.conf"), "w") as f:
+        f.write("[daemon]\n" + (dropin or "verify_interval = 0\n"))
+    return root
+
+
+def slice_dir(root, partition_as_dir=False):
+    """What systemd/the kernel would have: the slice cgroup with its files."""
+    d = os.path.join(root, "sys/fs/cgroup/topotune-isolated.slice")
+    os.makedirs(d, exist_ok=True)
+    with open(os.path.join(d, "cpuset.cpus"), "w") as f:
+        f.write("\n")
+    if partition_as_dir:
+        os.makedirs(os.path.join(d, "cpuset.cpus.partition"), exist_ok=True)
+    else:
+        with open(os.path.join(d, "cpuset.cpus.partition"), "w") as f:
+            f.write("member\n")
+
+
+WATCHED = ("proc/sys/kernel", "sys/kernel/debug/sched", "sys/fs/cgroup", "etc/default")
+
+
+def snapshot(root):
+    snap = {}
+    for w in WATCHED:
+        for dp, dns, fns in os.walk(os.path.join(root, w)):
+            rel = os.path.relpath(dp, root)
+            snap[rel + "/"] = None
+            for fn in fns:
+                p = os.path.join(dp, fn)
+                with open(p, "rb") as f:
+                    snap[os.path.join(rel, fn)] = f.read()
+    return snap
+
+
+def norm(k, v):
+    # cpuset.cpus.partition is rendered by the kernel ("member\n"); the applier
+    # records and writes back the mode word only (it must drop the
+    # " invalid (reason)" tail), so on a plain file the newline is not kept.
+    if v is not None and k.endswith("cpuset.cpus.partition"):
+        return v.rstrip(b"\n")
+    return v
+
+
+def snap_diff(a, b):
+    keys = sorted(set(a) | set(b))
+    return [k for k in keys if norm(k, a.get(k, "<absent>")) != norm(k, b.get(k, "<absent>"))]
+
+
+def rd(root, rel):
+    with open(os.path.join(root, rel)) as f:
+        return f.read().strip()
+
+
+def wr(root, rel, value):
+    with open(os.path.join(root, rel), "w") as f:
+        f.write(value)
+
+
+SMT = "proc/sys/kernel/sched_smt_buddy_assist"
+RELAX = "proc/sys/kernel/sched_relax_domain_level"
+
+# --- the bus --------------------------------------------------------------------
+with open(os.path.join(base, "bus.conf"), "w") as f:
+    f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>{ADDR}</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow send_type="method_call"/>
+  </policy>
+</busconfig>
+""")
+spawn(["dbus-daemon", "--nofork", "--nopidfile", "--config-file", os.path.join(base, "bus.conf")],
+      os.path.join(base, "bus.log"))
+for _ in range(100):
+    if os.path.exists(SOCK):
+        break
+    time.sleep(0.05)
+os.environ["DBUS_SYSTEM_BUS_ADDRESS"] = ADDR
+dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
+bus = dbus.bus.BusConnection(ADDR)
+monitor_log = os.path.join(base, "monitor.log")
+spawn(["busctl", f"--address={ADDR}", "monitor", NAME], monitor_log)
+
+
+def mgr():
+    return dbus.Interface(bus.get_object(NAME, PATH), IFACE)
+
+
+def prop(p):
+    return bus.get_object(NAME, PATH).Get(IFACE, p, dbus_interface="org.freedesktop.DBus.Properties")
+
+
+def call_error(fn, *args):
+    """Name and message of the error a call ends with, or None."""
+    try:
+        fn(*args)
+        return None, ""
+    except dbus.exceptions.DBusException as e:
+        return e.get_dbus_name(), e.get_dbus_message()
+
+
+def wait_name(proc, timeout=15):
+    end = time.time() + timeout
+    while time.time() < end:
+        if bus.name_has_owner(NAME):
+            return True
+        if proc.poll() is not None:
+            return False
+        time.sleep(0.05)
+    return False
+
+
+def wait_gone(timeout=10):
+    end = time.time() + timeout
+    while time.time() < end and bus.name_has_owner(NAME):
+        time.sleep(0.05)
+
+
+def start_daemon(root, log, systemd=False):
+    argv = [TOPOTUNED, "--root", root, "--bus-address", ADDR] + ([] if systemd else ["--no-systemd"])
+    p = spawn(argv, log)
+    ok = wait_name(p)
+    return p, ok
+
+
+def stop_daemon(p, sig=signal.SIGTERM):
+    p.send_signal(sig)
+    try:
+        rc = p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        rc = p.wait()
+    wait_gone()
+    return rc
+
+
+def ctl(*args, user=None):
+    argv = [CTL, "--bus-address", ADDR] + list(args)
+    if user:
+        argv = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"] + argv
+    r = subprocess.run(argv, capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+def busctl(*args):
+    r = subprocess.run(["busctl", f"--address={ADDR}"] + list(args), capture_output=True, text=True, timeout=30)
+    return r.returncode, r.stdout + r.stderr
+
+
+def settings():
+    return {str(s[0]): (str(s[1]), str(s[2]), bool(s[3]), str(s[4])) for s in prop("Settings")}
+
+
+def log_text(log):
+    with open(log, errors="replace") as f:
+        return f.read()
+
+
+try:
+    t0 = time.time()
+    # ======================= main tree: Hygon 7447v NPS3, patched kernel ================
+    main = make_tree("hygon", "hygon-7447v-2s-nps3")
+    slice_dir(main)
+    orig = snapshot(main)
+    dlog = os.path.join(base, "topotuned-main.log")
+    d, ok = start_daemon(main, dlog)
+    check("topotuned starts and owns org.topotune1 (READY)", ok, log_text(dlog)[-2000:])
+    if not ok:
+        raise SystemExit
+
+    rc, out = busctl("introspect", NAME, PATH, IFACE)
+    want = ["ListProfiles", "SetProfile", "Apply", "Revert", "Reload", "Plan", "Verify", "GetCpuDomains",
+            "Version", "State", "StateReasons", "ActiveProfile", "CpuVendor", "CpuFamily", "CpuModel", "CpuName",
+            "Topology", "Settings", "KernelCapabilities", "IsolatedCpus", "HousekeepingCpus", "RebootRequired",
+            "PendingKernelCmdline", "DomainLayout", "Applied", "Drift"]
+    missing = [w for w in want if f".{w} " not in out]
+    check("busctl introspect lists every method, property and signal of DESIGN §6", rc == 0 and not missing,
+          f"missing {missing}")
+    sig_ok = all(re.search(rf"^\.{m}\s+method\s+{re.escape(i)}\s+{re.escape(o)}\s", out, re.M) for m, i, o in [
+        ("SetProfile", "sb", "-"), ("Plan", "s", "a(ssss)s"), ("Verify", "-", "ba(sss)"),
+        ("GetCpuDomains", "u", "a(ussas)"), ("ListProfiles", "-", "a(sss)")])
+    check("method signatures match DESIGN §6", sig_ok)
+
+    rc, out = busctl("get-property", NAME, PATH, IFACE, "State", "ActiveProfile", "CpuVendor", "CpuFamily",
+                     "CpuModel", "Topology")
+    check("busctl get-property: state, profile, identity, topology",
+          rc == 0 and '"applied"' in out and '"balanced"' in out and '"hygon"' in out and "u 24" in out
+          and "u 7" in out and '"packages" u 2' in out and '"nodes" u 6' in out and '"smt" b true' in out, out)
+    st = settings()
+    check("Settings: smt_buddy_assist on from the Hygon hardware rule, in sync",
+          st.get("smt_buddy_assist", ("",) * 4)[:3] == ("on", "on", True) and "hardware.d" in st["smt_buddy_assist"][3]
+          and rd(main, SMT) == "1", str(st))
+    caps = prop("KernelCapabilities")
+    check("KernelCapabilities: the series' sysctls found", bool(caps["smt_buddy_sysctl"]) and bool(caps["relax_sysctl"]))
+    layout = prop("DomainLayout")
+    check("DomainLayout: SMT .. NUMA levels over 0-383",
+          len(layout) >= 5 and str(layout[0][1]) == "SMT" and str(layout[-1][3]) == "0-383", str(layout)[:300])
+    doms = mgr().GetCpuDomains(dbus.UInt32(200))
+    check("GetCpuDomains(200): SMT span 8,200", len(doms) >= 5 and str(doms[0][3][0]) == "8,200", str(doms)[:300])
+    profs = sorted(str(p[0]) for p in mgr().ListProfiles())
+    check("ListProfiles: the five shipped profiles", profs == ["balanced", "database", "hpc", "latency", "throughput"],
+          str(profs))
+    steps, text = mgr().Plan("latency")
+    check("Plan(latency): steps and layout text",
+          any(str(s[0]) == "relax_domain_level" and str(s[1]) == "set" for s in steps) and "cpu0" in text,
+          str(steps))
+    rc, out = ctl("status")
+    check("topotunectl status (readable)", rc == 0 and "State: applied" in out and "smt_buddy_assist" in out, out)
+    with open(os.path.join(base, "status.txt"), "w") as f:
+        f.write(out)
+    rc, out = ctl("status", "--json")
+    check("topotunectl status --json", rc == 0 and '"state": "applied"' in out and '"in_sync": true' in out, out)
+    rc, out = ctl("verify")
+    check("topotunectl verify: in sync, exit 0", rc == 0 and "in sync" in out, out)
+
+    # --- every shipped profile ------------------------------------------------------
+    orig_smt = orig[SMT].decode().strip()
+    expect = {   # profile -> (smt file, relax file)
+        "throughput": ("1", rd(main, RELAX)),
+        "latency": ("0", "3"),
+        "database": (orig_smt, "3"),   # smt keep: our change goes back
+        "balanced": ("1", orig[RELAX].decode().strip()),
+    }
+    before_pc = log_text(monitor_log).count("PropertiesChanged")
+    for p, (smt, relax) in expect.items():
+        err = call_error(mgr().SetProfile, p, False)
+        ok = err[0] is None and rd(main, SMT) == smt and rd(main, RELAX) == relax and str(prop("ActiveProfile")) == p
+        check(f"SetProfile({p}): sysctls smt={smt} relax={relax}", ok,
+              f"{err} smt={rd(main, SMT)} relax={rd(main, RELAX)}")
+        v_ok, mism = mgr().Verify()
+        check(f"Verify after {p}: ok", bool(v_ok) and len(mism) == 0, str(mism))
+    time.sleep(0.3)
+    mon = log_text(monitor_log)
+    check("SetProfile emits PropertiesChanged and Applied",
+          mon.count("PropertiesChanged") > before_pc and "Member=Applied" in mon, mon[-500:])
+
+    # hpc: isolation through the cgroup files (no systemd); the test plays the kernel.
+    err = call_error(mgr().SetProfile, "hpc", False)
+    iso = str(prop("IsolatedCpus"))
+    part = rd(main, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition")
+    cpus = rd(main, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus")
+    check("SetProfile(hpc): isolated partition with 2 CPUs per LLC, relax auto=4",
+          err[0] is None and part == "isolated" and cpus == iso and iso.startswith("6-7,14-15") and rd(main, RELAX) == "4",
+          f"{err} part={part} cpus={cpus} iso={iso}")
+    wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", iso + "\n")   # what the kernel reports then
+    v_ok, mism = mgr().Verify()
+    check("Verify after hpc (kernel reports the partition): ok", bool(v_ok), str(mism))
+    err = call_error(mgr().SetProfile, "balanced", False)
+    wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", "\n")
+    check("leaving hpc restores the slice's cpuset.cpus byte-exact and the partition mode",
+          err[0] is None and not [k for k in snap_diff(orig, snapshot(main)) if "isolated.slice" in k],
+          str(err) + str(snap_diff(orig, snapshot(main))))
+
+    # --- drift on demand --------------------------------------------------------------
+    wr(main, SMT, "0\n")
+    rc, out = ctl("verify")
+    check("drift behind its back: topotunectl verify exits 1 and names it",
+          rc == 1 and "smt_buddy_assist is off, wanted on" in out, f"rc={rc} {out}")
+    rc, out = ctl("verify", "--json")
+    check("verify --json reports the mismatch", rc == 1 and '"setting": "smt_buddy_assist"' in out, out)
+    st = settings()
+    check("Settings shows the drift (in_sync false)", st["smt_buddy_assist"][1:3] == ("off", False), str(st))
+    rc, out = ctl("apply")
+    check("topotunectl apply re-applies", rc == 0 and rd(main, SMT) == "1", out)
+
+    # --- revert / stop byte-exact ----------------------------------------------------
+    rc, out = ctl("revert")
+    diff = snap_diff(orig, snapshot(main))
+    check("Revert restores every original byte-exact", rc == 0 and not diff, f"{out} {diff}")
+    check("State is off after Revert", str(prop("State")) == "off")
+    check("nothing left in run/topotune/state", not os.path.exists(os.path.join(main, "run/topotune/state")))
+    rc, out = ctl("set-profile", "latency")
+    check("topotunectl set-profile latency", rc == 0 and rd(main, RELAX) == "3", out)
+    rc = stop_daemon(d)
+    diff = snap_diff(orig, snapshot(main))
+    check("SIGTERM reverts byte-exact and exits 0", rc == 0 and not diff, f"rc={rc} {diff}")
+
+    rc, out = ctl("status")
+    check("topotunectl status without daemon: exit 2, says so",
+          rc == 2 and "topotuned is not running (org.topotune1 not on the bus)" in out, out)
+
+    # --- kill -9 and restart ------------------------------------------------------
+    d, ok = start_daemon(main, dlog)
+    mgr().SetProfile("latency", False)
+    changed = snapshot(main)
+    d.kill()
+    d.wait()
+    wait_gone()
+    check("kill -9 leaves the write-ahead record",
+          os.path.exists(os.path.join(main, "run/topotune/state")) and rd(main, RELAX) == "3")
+    d, ok = start_daemon(main, dlog)
+    reasons = [str(s) for s in prop("StateReasons")]
+    check("restart after kill -9: originals restored, selected profile re-applied",
+          ok and any("recovered" in r for r in reasons) and rd(main, RELAX) == orig[RELAX].decode().strip()
+          and rd(main, SMT) == "1" and str(prop("ActiveProfile")) == "balanced", str(reasons))
+    with open(os.path.join(main, "run/topotune/state")) as f:
+        rec = f.read()
+    check("record after recovery holds the true original", "sched_smt_buddy_assist =0%0A" in rec
+          or "sched_smt_buddy_assist =0 " in rec, rec)
+
+    # --- two SetProfile calls back to back ---------------------------------------
+    loop = GLib.MainLoop()
+    results = []
+
+    def done(*a):
+        results.append(a)
+        if len(results) == 2:
+            loop.quit()
+
+    m = mgr()
+    m.SetProfile("latency", False, reply_handler=lambda: done("ok"), error_handler=lambda e: done(e))
+    m.SetProfile("throughput", False, reply_handler=lambda: done("ok"), error_handler=lambda e: done(e))
+    GLib.timeout_add(10000, loop.quit)
+    loop.run()
+    with open(os.path.join(main, "run/topotune/state")) as f:
+        rec = f.read().splitlines()[1:]
+    paths = [line.split()[4] for line in rec]
+    check("two SetProfile back to back: final state is the second profile's plan",
+          results == [("ok",), ("ok",)] and str(prop("ActiveProfile")) == "throughput" and rd(main, SMT) == "1"
+          and rd(main, RELAX) == orig[RELAX].decode().strip(), f"{results} relax={rd(main, RELAX)}")
+    check("state file consistent: one record per path, nothing doubled", len(paths) == len(set(paths)) and len(paths) == 1,
+          str(rec))
+
+    # --- named errors --------------------------------------------------------------
+    e = call_error(mgr().SetProfile, "nope", False)
+    check("SetProfile(nope) -> org.topotune1.Error.NoSuchProfile", e[0] == "org.topotune1.Error.NoSuchProfile", str(e))
+    e = call_error(mgr().SetProfile, "../etc", False)
+    check("SetProfile(../etc) -> NoSuchProfile (names the bad value)",
+          e[0] == "org.topotune1.Error.NoSuchProfile" and "../etc" in e[1], str(e))
+    os.makedirs(os.path.join(main, "etc/topotune/profiles"), exist_ok=True)
+    wr(main, "etc/topotune/profiles/broken.ini", "[profile]\ndescription = bad\n[scheduler]\nsmt_buddy_assist = maybe\n")
+    before = snapshot(main)
+    e = call_error(mgr().SetProfile, "broken", False)
+    check("SetProfile(broken) -> InvalidProfile with FILE:LINE",
+          e[0] == "org.topotune1.Error.InvalidProfile" and "/etc/topotune/profiles/broken.ini:4" in e[1], str(e))
+    check("... and changes nothing", not snap_diff(before, snapshot(main)))
+    rc, out = ctl("set-profile", "broken")
+    check("topotunectl set-profile broken: exit 2 with FILE:LINE", rc == 2 and "broken.ini:4" in out, out)
+
+    # --- polkit ----------------------------------------------------------------------
+    rc, out = ctl("status", user="nobody")
+    check("unprivileged status (reads are open)", rc == 0 and "State:" in out, out)
+    rc, out = ctl("set-profile", "latency", user="nobody")
+    check("unprivileged SetProfile without polkitd: AccessDenied, says polkit is absent",
+          rc == 2 and "org.freedesktop.DBus.Error.AccessDenied" in out and "polkit is not running" in out, out)
+    if HAVE_DBUSMOCK:
+        env = dict(os.environ, DBUS_SYSTEM_BUS_ADDRESS=ADDR)
+        pk = spawn([sys.executable, "-m", "dbusmock", "--system", "-t", "polkitd"], os.path.join(base, "polkit.log"),
+                   env=env)
+        for _ in range(100):
+            if bus.name_has_owner("org.freedesktop.PolicyKit1"):
+                break
+            time.sleep(0.05)
+        rc, out = ctl("set-profile", "latency", user="nobody")
+        check("polkit denies: AccessDenied", rc == 2 and "AccessDenied" in out and rd(main, RELAX) != "3", out)
+        busctl("call", "org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
+               "org.freedesktop.DBus.Mock", "SetAllowed", "as", "1", "org.topotune1.manage")
+        rc, out = ctl("set-profile", "latency", user="nobody")
+        check("polkit allows org.topotune1.manage: unprivileged SetProfile works", rc == 0 and rd(main, RELAX) == "3", out)
+        pk.terminate()
+        pk.wait()
+    else:
+        print("SKIP polkit allow/deny: python3-dbusmock not installed")
+    stop_daemon(d)
+    left = [k for k in snap_diff(orig, snapshot(main)) if not k.startswith("etc/topotune")]
+    check("stop after all that: byte-exact originals", not left, str(left))
+
+    # ======================= a partition that refuses the write: rollback =========
+    bad = make_tree("eisdir", "hygon-7447v-2s-nps3")
+    slice_dir(bad, partition_as_dir=True)
+    blog = os.path.join(base, "topotuned-eisdir.log")
+    d, ok = start_daemon(bad, blog)
+    before = snapshot(bad)
+    e = call_error(mgr().SetProfile, "hpc", False)
+    reasons = [str(s) for s in prop("StateReasons")]
+    check("partition write refused half-way: error, rolled back byte-exact",
+          e[0] is not None and "cpuset.cpus.partition" in e[1] and not snap_diff(before, snapshot(bad)),
+          f"{e} {snap_diff(before, snapshot(bad))}")
+    check("... State failed with the reason, previous profile kept",
+          str(prop("State")) == "failed" and any("cpuset.cpus.partition" in r for r in reasons)
+          and str(prop("ActiveProfile")) == "balanced", str(reasons))
+    stop_daemon(d)
+
+    # ======================= stock kernel: missing controls reported ================
+    vm = make_tree("vm", "vm-2cpu")
+    vlog = os.path.join(base, "topotuned-vm.log")
+    d, ok = start_daemon(vm, vlog)
+    caps = prop("KernelCapabilities")
+    check("stock kernel: daemon runs, sysctls reported missing",
+          ok and str(prop("State")) in ("applied", "degraded") and not caps["smt_buddy_sysctl"]
+          and not caps["relax_sysctl"], log_text(vlog)[-800:])
+    e = call_error(mgr().SetProfile, "throughput", False)
+    check("SetProfile(throughput) on a stock kernel -> Unsupported naming SMT_BUDDY_ASSIST",
+          e[0] == "org.topotune1.Error.Unsupported" and "smt_buddy_assist" in e[1], str(e))
+    e = call_error(mgr().SetProfile, "latency", False)
+    check("SetProfile(latency) on a stock kernel -> pending-reboot with relax_domain_level=3",
+          e[0] is None and str(prop("State")) == "pending-reboot" and bool(prop("RebootRequired"))
+          and "relax_domain_level=3" in str(prop("PendingKernelCmdline")), str(e))
+    stop_daemon(d)
+
+    # ======================= lockdown: debugfs feature only, not writable ============
+    lk = make_tree("lockdown", "hygon-7447v-2s-nps3", ["kernel.patched=no", "kernel.lockdown=integrity"])
+    with open(os.path.join(lk, "sys/kernel/debug/sched/features"), "a") as f:
+        f.write("")
+    feat = rd(lk, "sys/kernel/debug/sched/features")
+    wr(lk, "sys/kernel/debug/sched/features", feat + " NO_SMT_BUDDY_ASSIST\n")
+    llog = os.path.join(base, "topotuned-lockdown.log")
+    lorig = snapshot(lk)
+    d, ok = start_daemon(lk, llog)
+    reasons = [str(s) for s in prop("StateReasons")]
+    check("lockdown: SMT_BUDDY_ASSIST via debugfs unsupported, State degraded, reason given, nothing written",
+          ok and str(prop("State")) == "degraded" and any("smt_buddy_assist: unsupported" in r for r in reasons)
+          and not snap_diff(lorig, snapshot(lk)), str(reasons))
+    e = call_error(mgr().SetProfile, "throughput", False)
+    check("lockdown: SetProfile(throughput) -> Unsupported", e[0] == "org.topotune1.Error.Unsupported", str(e))
+    stop_daemon(d)
+
+    # ======================= fake systemd1: AllowedCPUs= through the manager ==========
+    sd_tree = make_tree("systemd", "hygon-7447v-2s-nps3")
+    calls_log = os.path.join(base, "systemd-calls.log")
+    spawn([sys.executable, os.path.join(SRC, "tests/dbus/fake-systemd.py"), ADDR, sd_tree, calls_log],
+          os.path.join(base, "fake-systemd.log"))
+    for _ in range(100):
+        if bus.name_has_owner("org.freedesktop.systemd1"):
+            break
+        time.sleep(0.05)
+    sorig = snapshot(sd_tree)
+    slog = os.path.join(base, "topotuned-systemd.log")
+    d, ok = start_daemon(sd_tree, slog, systemd=True)
+    e = call_error(mgr().SetProfile, "hpc", False)
+    calls = log_text(calls_log) if os.path.exists(calls_log) else ""
+    iso = str(prop("IsolatedCpus"))
+    check("systemd path: SetUnitProperties(topotune-isolated.slice, runtime, AllowedCPUs=mask)",
+          e[0] is None and f"topotune-isolated.slice runtime=1 AllowedCPUs={iso}" in calls
+          and rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "isolated",
+          f"{e} {calls} {iso}")
+    stop_daemon(d)
+    calls = log_text(calls_log)
+    check("systemd path: stop resets AllowedCPUs and restores the partition",
+          "AllowedCPUs=\n" in calls and rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "member"
+          and rd(sd_tree, SMT) == sorig[SMT].decode().strip(), calls)
+
+    # ======================= verify timer: Drift, re-apply once, back off ============
+    tt = make_tree("timer", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\n")
+    tlog = os.path.join(base, "topotuned-timer.log")
+    d, ok = start_daemon(tt, tlog)
+    mark = len(log_text(monitor_log))
+    wr(tt, SMT, "0\n")
+    time.sleep(1.6)
+    mon = log_text(monitor_log)[mark:]
+    check("timer: Drift(smt_buddy_assist, on, off) emitted and value re-applied once",
+          "Member=Drift" in mon and rd(tt, SMT) == "1", mon[-600:])
+    # Another writer that keeps setting 0.
+    stop_at = time.time() + 3.5
+    while time.time() < stop_at:
+        if rd(tt, SMT) != "0":
+            wr(tt, SMT, "0\n")
+        time.sleep(0.1)
+    reasons = [str(s) for s in prop("StateReasons")]
+    n_writes = log_text(tlog).count("Changed smt_buddy_assist")
+    check("timer: a writer that keeps changing it -> backed off, State degraded, reason says so",
+          str(prop("State")) == "degraded" and any("another writer" in r for r in reasons) and n_writes <= 3
+          and rd(tt, SMT) == "0", f"{reasons} writes={n_writes}")
+    rc = stop_daemon(d)
+    check("timer tree: stop exits 0", rc == 0)
+
+    # A README excerpt: a real busctl session.
+    with open(os.path.join(base, "status.txt")) as f:
+        status_txt = f.read()
+    print(f"# tier time {time.time() - t0:.1f}s")
+finally:
+    cleanup()
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
