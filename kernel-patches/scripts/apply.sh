@@ -38,8 +38,19 @@ wt="$KCACHE/tree-$ver-patched"
 if [ ! -d "$wt" ]; then
 	git -C "$repo" worktree add -q -B topotune "$wt" base >&2
 fi
+# Re-applying would touch every patched file and force a full rebuild.
+stamp="$wt/.topotune-series"
+want=$(series_hash "$ver")
+if [ -f "$stamp" ] && [ "$(cat "$stamp")" = "$want" ] &&
+   [ "$(git -C "$wt" symbolic-ref -q --short HEAD)" = topotune ] &&
+   git -C "$wt" diff --quiet HEAD; then
+	log "series $want already applied in $wt"
+	echo "$wt"
+	exit 0
+fi
+rm -f "$stamp"
 git -C "$wt" am --abort >/dev/null 2>&1 || true
-git -C "$wt" checkout -q -B topotune base
+git -C "$wt" checkout -q -f -B topotune base
 patches=()
 while read -r p; do
 	case "$p" in ''|'#'*) continue ;; esac
@@ -49,5 +60,6 @@ if [ ${#patches[@]} -gt 0 ]; then
 	git -C "$wt" am -q --committer-date-is-author-date "${patches[@]}" >&2 ||
 		die "git am failed on $ver"
 fi
+echo "$want" >"$stamp"
 log "applied ${#patches[@]} patches onto $ver"
 echo "$wt"

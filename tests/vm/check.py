@@ -1,0 +1,276 @@
+#!/usr/bin/env python3
+"""Host-side assertions of the topotune kernel VM tier.
+
+Reads the serial logs of the guest boots (tests/vm/guest/init prints "TT ..."
+lines and the kernel log) and prints one "PASS name" / "FAIL name: why" line
+per check.  Usage: check.py LOGDIR [EXPECTED_DIR [--save]]
+
+LOGDIR holds <topology>-<kind>.log for topology in hygon3, gnr3, hygon1 and
+kind in base, patched.  With EXPECTED_DIR the CPU0 domain layout of every boot
+is compared with EXPECTED_DIR/<topology>-<kind>.txt (or written with --save).
+"""
+import os
+import re
+import sys
+
+results = []
+
+
+def check(name, ok, why=""):
+    results.append((name, bool(ok), why))
+
+
+def load(path):
+    try:
+        with open(path, errors="replace") as f:
+            text = f.read()
+    except OSError:
+        return None
+    return text.replace("\r", "")
+
+
+def tt(text, key):
+    """Payloads of all 'TT KEY ...' lines."""
+    out = []
+    for line in text.splitlines():
+        if line.startswith("TT " + key + " ") or line == "TT " + key:
+            out.append(line[len("TT " + key):].strip())
+    return out
+
+
+def kv(s):
+    return dict(m.groups() for m in re.finditer(r"(\w+)=(\S*)", s))
+
+
+def cpulist(s):
+    cpus = set()
+    for part in s.split(","):
+        if not part:
+            continue
+        if "-" in part:
+            a, b = part.split("-")
+            cpus.update(range(int(a), int(b) + 1))
+        else:
+            cpus.add(int(part))
+    return cpus
+
+
+def verbose_block(text, cpu=0):
+    """The sched_verbose 'CPUn attaching sched-domain(s):' block, last one."""
+    lines = text.splitlines()
+    block = None
+    for i, line in enumerate(lines):
+        if re.search(r"CPU%d attaching sched-domain\(s\):" % cpu, line):
+            block = [line]
+            for nxt in lines[i + 1:]:
+                if re.match(r"\s*(domain-\d+|groups:)", nxt) or "groups don't span" in nxt:
+                    block.append(nxt)
+                else:
+                    break
+    return block or []
+
+
+def verbose_domains(block):
+    """[(span set, [group span sets])] from a sched_verbose block."""
+    doms = []
+    for line in block:
+        m = re.search(r"domain-\d+: span=(\S+) level=(\S+)", line)
+        if m:
+            doms.append([cpulist(m.group(1)), m.group(2), []])
+            continue
+        if "groups:" in line and doms:
+            for g in re.finditer(r"\{ span=([\d,\-]+)", line):
+                doms[-1][2].append(cpulist(g.group(1)))
+    return doms
+
+
+def layout(text):
+    """CPU0's domains as the agent's planner sees them."""
+    out = ["# /proc/schedstat version " + " ".join(tt(text, "SCHEDSTAT_VERSION"))]
+    out += ["# /proc/schedstat domain lines of cpu0 (domainN NAME mask)"]
+    out += [s for s in tt(text, "SCHEDSTAT") if s.startswith("cpu0 ")]
+    out += ["# debugfs sched/domains/cpu0/domainN: level, name, flags"]
+    out += [s for s in tt(text, "DOMAIN") if s.startswith("cpu0 ")]
+    out += ["# NUMA nodes (cpus, SLIT row)"] + tt(text, "NODE")
+    out += ["# sched_verbose, CPU0"] + [l.strip("\n") for l in verbose_block(text)]
+    return "\n".join(out) + "\n"
+
+
+def numa_levels(text, cpu="cpu0"):
+    return sum(1 for s in tt(text, "SCHEDSTAT")
+               if s.startswith(cpu + " ") and s.split()[2] == "NUMA")
+
+
+def domain_errors(text):
+    pats = ["groups don't span domain->span", "Node-distance not symmetric",
+            "BUG: arch topology borken", "ERROR: domain->span does not contain",
+            "ERROR: domain->groups does not contain", "SLIT table doesn't have the expected form"]
+    return [p for p in pats if p in text]
+
+
+def packages(text):
+    pkg = {}
+    for s in tt(text, "CPU"):
+        f = kv(s)
+        cpu = int(s.split()[0][3:])
+        pkg[cpu] = int(f["pkg"])
+    return pkg
+
+
+def same_layout(a, b):
+    def norm(t):
+        return sorted(tt(t, "SCHEDSTAT")) + sorted(tt(t, "DOMAIN"))
+    return norm(a) == norm(b)
+
+
+def main():
+    logdir = sys.argv[1]
+    expdir = sys.argv[2] if len(sys.argv) > 2 else None
+    save = "--save" in sys.argv[3:]
+    logs = {}
+    for topo in ("hygon3", "gnr3", "hygon1"):
+        for kind in ("base", "patched"):
+            t = load(os.path.join(logdir, "%s-%s.log" % (topo, kind)))
+            logs[topo, kind] = t
+            check("boot-%s-%s" % (topo, kind), t is not None and "TT DONE" in t,
+                  "no 'TT DONE' in the serial log" if t is not None else "no log")
+
+    b, p = logs["hygon3", "base"], logs["hygon3", "patched"]
+    if b and p:
+        n = numa_levels(b)
+        check("hygon3-base-numa-levels-5", n == 5, "baseline builds %d NUMA levels" % n)
+        check("hygon3-base-groups-dont-span", "groups don't span domain->span" in b,
+              "baseline did not log it")
+        n = numa_levels(p)
+        check("hygon3-patched-numa-levels-3", n == 3, "patched builds %d NUMA levels" % n)
+        errs = domain_errors(p)
+        check("hygon3-patched-no-domain-errors", not errs, "; ".join(errs))
+        check("hygon3-patched-slit-fixup-logged", "Fixing up SNC SLIT table." in p)
+        pkg = packages(p)
+        doms = verbose_domains(verbose_block(p))
+        bad = []
+        mine = {c for c, k in pkg.items() if k == pkg.get(0)}
+        for i, (span, name, groups) in enumerate(doms):
+            for g in groups:
+                if not g <= span:
+                    bad.append("domain-%d group %s outside span" % (i, sorted(g)))
+                if len({pkg.get(c) for c in g}) > 1 and i < len(doms) - 1:
+                    bad.append("domain-%d group %s crosses packages" % (i, sorted(g)))
+            if i < len(doms) - 1 and not span <= mine:
+                bad.append("domain-%d span crosses packages" % i)
+        if doms:
+            top = doms[-1][2]
+            if any(len({pkg.get(c) for c in g}) > 1 for g in top):
+                bad.append("top-level group crosses packages")
+        check("hygon3-patched-no-cross-socket-groups", doms and not bad, "; ".join(bad) or "no sched_verbose block")
+
+    for topo in ("gnr3", "hygon1"):
+        b, p = logs[topo, "base"], logs[topo, "patched"]
+        if b and p:
+            check("%s-identical-domains" % topo, same_layout(b, p),
+                  "schedstat/debugfs domains differ between baseline and patched")
+            errs = domain_errors(b) + domain_errors(p)
+            check("%s-no-domain-errors" % topo, not errs, "; ".join(errs))
+
+    b, p = logs["hygon3", "base"], logs["hygon3", "patched"]
+    if b and p:
+        check("schedstat-version-base-17", tt(b, "SCHEDSTAT_VERSION") == ["17"])
+        check("schedstat-version-patched-18", tt(p, "SCHEDSTAT_VERSION") == ["18"])
+
+        # SMT_BUDDY_ASSIST
+        check("buddy-absent-in-baseline", tt(b, "BUDDY") == ["present=0"])
+        bl = tt(p, "BUDDY")
+        first = kv(bl[0]) if bl else {}
+        check("buddy-listed-default-off", first.get("present") == "1" and
+              first.get("default") == "NO_SMT_BUDDY_ASSIST" and first.get("sysctl") == "0", bl[:1])
+        tog = {s.split()[1]: s.split()[2] for s in bl if s.startswith("toggle ")}
+        check("buddy-toggle-debugfs", tog.get("debugfs_on") == "sysctl=1" and
+              tog.get("debugfs_off") == "sysctl=0", tog)
+        check("buddy-toggle-sysctl", tog.get("sysctl_on") == "debugfs=SMT_BUDDY_ASSIST" and
+              tog.get("sysctl_off") == "debugfs=NO_SMT_BUDDY_ASSIST", tog)
+        runs = {}
+        for s in bl:
+            m = re.match(r"state=(\d) rounds=(\d+) spread=(\d+) before: (.*) after: (.*)", s)
+            if m:
+                before, after = kv(m.group(4)), kv(m.group(5))
+                delta = {k: int(after[k]) - int(before[k]) for k in before}
+                runs[m.group(1)] = (int(m.group(2)), int(m.group(3)), delta)
+        if "0" in runs:
+            r, sp, d = runs["0"]
+            check("buddy-off-counters-stay-zero", all(v == 0 for v in d.values()), d)
+        else:
+            check("buddy-off-counters-stay-zero", False, "no state=0 run")
+        if "1" in runs:
+            r, sp, d = runs["1"]
+            check("buddy-on-pushes-counted", d.get("pushed", 0) > 0 and d.get("skipped", 0) > 0, d)
+            check("buddy-on-tasks-on-both-siblings", sp == r, "spread in %d of %d rounds" % (sp, r))
+        else:
+            check("buddy-on-pushes-counted", False, "no state=1 run")
+            check("buddy-on-tasks-on-both-siblings", False, "no state=1 run")
+
+        ni = [kv(s) for s in tt(p, "NEWIDLE")]
+        on = [int(x["stopped_delta"]) for x in ni if x.get("buddy") == "1" and x.get("relax") == "-1"]
+        rel = [int(x["stopped_delta"]) for x in ni if x.get("buddy") == "1" and x.get("relax") not in (None, "-1")]
+        off = [int(x["stopped_delta"]) for x in ni if x.get("buddy") == "0"]
+        check("newidle-restricted-with-buddy", on and all(v > 0 for v in on), on)
+        check("newidle-unrestricted-with-relax-level", rel and all(v == 0 for v in rel), rel)
+        check("newidle-unrestricted-without-buddy", off and all(v == 0 for v in off), off)
+
+        # relax sysctl
+        check("relax-absent-in-baseline", tt(b, "RELAX") == ["present=0"])
+        rl = tt(p, "RELAX")
+
+        def flags(s):
+            m = re.search(r"flags=(.*)$", s)
+            return [tuple(x.split(":")) for x in m.group(1).split()] if m else []
+        init = [s for s in rl if s.startswith("present=1")]
+        sets = [s for s in rl if re.match(r"set=\d+ value=", s)]
+        restore = [s for s in rl if s.startswith("set=-1 ")]
+        if init and sets:
+            base_flags = {lvl: nf for lvl, _, nf in flags(init[0])}
+            bad = []
+            for s in sets:
+                n = int(kv(s)["set"])
+                for lvl, name, nf in flags(s):
+                    want = "1" if (int(lvl) < n and base_flags.get(lvl) == "1") else "0"
+                    if nf != want:
+                        bad.append("N=%d level %s %s newidle=%s" % (n, lvl, name, nf))
+            check("relax-sysctl-clears-newidle-at-and-above-N", not bad, "; ".join(bad))
+            check("relax-sysctl-minus-one-restores", restore and flags(restore[0]) == flags(init[0]) and
+                  kv(restore[0]).get("value") == "-1", restore)
+            check("relax-sysctl-rejects-above-max", "set=99 rejected" in rl)
+        else:
+            check("relax-sysctl-clears-newidle-at-and-above-N", False, "no RELAX output")
+
+    for kind in ("base", "patched"):
+        t = logs["hygon3", kind]
+        if t:
+            s = tt(t, "SEED001")
+            f = kv(s[0]) if s else {}
+            ok = f and int(f.get("distinct", 0)) == int(f.get("hogs", -1))
+            check("seed001-hogs-spread-%s" % kind, ok, s[:1])
+
+    if expdir:
+        for (topo, kind), t in sorted(logs.items()):
+            if not t:
+                continue
+            path = os.path.join(expdir, "%s-%s.txt" % (topo, kind))
+            lay = layout(t)
+            if save:
+                with open(path, "w") as f:
+                    f.write(lay)
+            else:
+                old = load(path)
+                check("layout-matches-expected-%s-%s" % (topo, kind), old == lay,
+                      "differs from %s" % path if old is not None else "missing %s" % path)
+
+    for name, ok, why in results:
+        if ok:
+            print("PASS " + name)
+        else:
+            print("FAIL %s%s" % (name, (": %s" % (why,)) if why not in ("", None) else ""))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

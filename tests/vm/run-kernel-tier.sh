@@ -1,0 +1,205 @@
+#!/bin/bash
+# topotune kernel tier: fetch linux-source-7.3 (if not cached), apply the
+# series, checkpatch every patch, compile every patch on its own, build the
+# baseline and patched bzImages (cached by content hash), boot both under
+# qemu TCG on three topologies and check the results.
+#
+#   run-kernel-tier.sh [--quick] [--no-deps] [--save-expected]
+#     --quick          skip checkpatch and the per-patch compile check
+#     --no-deps        do not apt-get install missing host packages
+#     --save-expected  rewrite tests/vm/expected/ from this run
+#
+# Environment: TOPOTUNE_KCACHE (cache, default /var/cache/topotune/kernel),
+# TOPOTUNE_KVERSION (pin a fetched Debian version), TOPOTUNE_JOBS.
+#
+# Prints one "PASS name" / "FAIL name: why" line per check and finally
+# "N passed, M failed"; exits non-zero if any check failed.
+set -uo pipefail
+
+here=$(cd "$(dirname "$0")" && pwd)
+kp="$here/../../kernel-patches"
+quick=0 deps=1 save=0
+for a in "$@"; do
+	case "$a" in
+	--quick) quick=1 ;;
+	--no-deps) deps=0 ;;
+	--save-expected) save=1 ;;
+	*) echo "usage: $0 [--quick] [--no-deps] [--save-expected]" >&2; exit 2 ;;
+	esac
+done
+
+export TOPOTUNE_KCACHE=${TOPOTUNE_KCACHE:-/var/cache/topotune/kernel}
+export TOPOTUNE_JOBS=${TOPOTUNE_JOBS:-$(nproc)}
+# Debian's python3 (python3-ply, python3-git) for checkpatch's spdxcheck.
+export PATH=/usr/sbin:/usr/bin:/sbin:/bin:$PATH
+start=$(date +%s)
+passed=0 failed=0
+pass() { echo "PASS $1"; passed=$((passed + 1)); }
+fail() { echo "FAIL $1${2:+: $2}"; failed=$((failed + 1)); }
+note() { echo "# $*" >&2; }
+finish() {
+	note "elapsed $(( $(date +%s) - start ))s"
+	echo "$passed passed, $failed failed"
+	[ "$failed" = 0 ]
+	exit
+}
+
+run_logged() {	# name logfile cmd...: run, keep output in logfile
+	local name=$1 logf=$2
+	shift 2
+	if "$@" >"$logf.out" 2>"$logf"; then
+		return 0
+	fi
+	tail -n 20 "$logf" | sed 's/^/#   /' >&2
+	return 1
+}
+
+# --- host dependencies ----------------------------------------------------
+if [ "$deps" = 1 ]; then
+	need=()
+	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
+	[ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q static || need+=(busybox-static)
+	command -v gcc >/dev/null && command -v make >/dev/null || need+=(build-essential)
+	for p in bc bison flex cpio git python3 xz-utils file util-linux \
+		 libelf-dev libssl-dev python3-ply python3-git debian-archive-keyring; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
+	done
+	if [ ${#need[@]} -gt 0 ]; then
+		note "installing ${need[*]}"
+		DEBIAN_FRONTEND=noninteractive apt-get install -y -q --no-install-recommends "${need[@]}" >&2 ||
+			{ apt-get update -q >&2 && DEBIAN_FRONTEND=noninteractive \
+				apt-get install -y -q --no-install-recommends "${need[@]}" >&2; } ||
+			{ fail host-deps "apt-get install ${need[*]} failed"; finish; }
+	fi
+fi
+
+logs="$TOPOTUNE_KCACHE/logs"
+mkdir -p "$logs"
+
+# --- fetch ------------------------------------------------------------------
+if [ -z "${TOPOTUNE_KVERSION:-}" ] && [ -f "$TOPOTUNE_KCACHE/current-version" ] &&
+   [ -f "$TOPOTUNE_KCACHE/src-$(cat "$TOPOTUNE_KCACHE/current-version")/.unpacked" ]; then
+	pass "fetch (cached $(cat "$TOPOTUNE_KCACHE/current-version"))"
+elif run_logged fetch "$logs/fetch.log" "$kp/scripts/fetch.sh"; then
+	pass "fetch ($(cat "$TOPOTUNE_KCACHE/current-version"))"
+else
+	fail fetch "see $logs/fetch.log"; finish
+fi
+ver=$(cat "$TOPOTUNE_KCACHE/current-version")
+export TOPOTUNE_KVERSION=$ver
+
+# --- apply ------------------------------------------------------------------
+if run_logged apply "$logs/apply.log" "$kp/scripts/apply.sh"; then
+	tree=$(cat "$logs/apply.log.out")
+	pass "apply-series-git-am ($(wc -l <"$kp/7.3/series") patches on $ver)"
+else
+	fail apply-series-git-am "see $logs/apply.log"; finish
+fi
+basetree=$("$kp/scripts/apply.sh" --base 2>/dev/null)
+
+# --- checkpatch -------------------------------------------------------------
+if [ "$quick" = 0 ]; then
+	while read -r p; do
+		case "$p" in ''|'#'*) continue ;; esac
+		out=$(cd "$tree" && ./scripts/checkpatch.pl --strict -q "$kp/7.3/$p" 2>&1)
+		if [ -z "$out" ]; then
+			pass "checkpatch-${p%%-*}"
+		else
+			fail "checkpatch-${p%%-*}" "$(echo "$out" | grep -E '^(WARNING|ERROR|CHECK)' | head -3 | tr '\n' ' ')"
+		fi
+	done <"$kp/7.3/series"
+fi
+
+# --- seed 001 is in the base source -----------------------------------------
+if awk '/^static inline void update_sg_wakeup_stats/,/^}/' "$basetree/kernel/sched/fair.c" |
+	grep -qF 'for_each_cpu_and(i, sched_group_span(group), p->cpus_ptr)'; then
+	pass seed001-fix-present-in-base-source
+else
+	fail seed001-fix-present-in-base-source "update_sg_wakeup_stats() does not iterate p->cpus_ptr"
+fi
+
+# --- builds -----------------------------------------------------------------
+if [ "$quick" = 0 ]; then
+	if run_logged percommit "$logs/build-check-each.log" "$kp/scripts/build.sh" --check-each; then
+		pass every-patch-compiles
+	else
+		fail every-patch-compiles "see $logs/build-check-each.log"
+	fi
+fi
+if run_logged base "$logs/build-base.log" "$kp/scripts/build.sh" --base; then
+	kbase=$(cat "$logs/build-base.log.out"); pass build-baseline-bzImage
+else
+	fail build-baseline-bzImage "see $logs/build-base.log"; finish
+fi
+if run_logged patched "$logs/build-patched.log" "$kp/scripts/build.sh"; then
+	kpatched=$(cat "$logs/build-patched.log.out"); pass build-patched-bzImage
+else
+	fail build-patched-bzImage "see $logs/build-patched.log"; finish
+fi
+
+# --- initramfs --------------------------------------------------------------
+ih=$(cat "$here/guest/init" "$here/mkinitramfs.sh" /bin/busybox /usr/bin/taskset | sha256sum | cut -c1-16)
+initrd="$TOPOTUNE_KCACHE/initramfs-$ih.cpio.gz"
+if [ -f "$initrd" ] || "$here/mkinitramfs.sh" "$initrd" 2>"$logs/initramfs.log"; then
+	pass initramfs
+else
+	fail initramfs "see $logs/initramfs.log"; finish
+fi
+
+# --- boots ------------------------------------------------------------------
+# 12 vCPUs: 2 sockets x 3 cores x 2 threads.  "3" = three nodes per socket
+# (one core each) with the SNC-3 SLIT quoted above slit_cluster_distance()
+# in arch/x86/kernel/smpboot.c; "1" = one node per socket.
+SLIT=("10 15 17 21 28 26" "15 10 15 23 26 23" "17 15 10 26 23 21"
+      "21 28 26 10 15 17" "23 26 23 15 10 15" "26 23 21 17 15 10")
+HYGON="Dhyana,family=24,model=7,+topoext"
+GNR="Icelake-Server,vendor=GenuineIntel,family=6,model=173"
+
+boot() {	# kernel cpu nodes-per-socket tests log
+	local kernel=$1 cpu=$2 nps=$3 tests=$4 log=$5 n s d
+	local -a numa=()
+	if [ "$nps" = 3 ]; then
+		for n in 0 1 2 3 4 5; do
+			numa+=(-object "memory-backend-ram,id=m$n,size=256M"
+			       -numa "node,nodeid=$n,cpus=$((2 * n))-$((2 * n + 1)),memdev=m$n")
+		done
+		for s in 0 1 2 3 4 5; do
+			read -ra row <<<"${SLIT[$s]}"
+			for d in 0 1 2 3 4 5; do
+				[ "$s" = "$d" ] || numa+=(-numa "dist,src=$s,dst=$d,val=${row[$d]}")
+			done
+		done
+	else
+		numa+=(-object memory-backend-ram,id=m0,size=768M -numa node,nodeid=0,cpus=0-5,memdev=m0
+		       -object memory-backend-ram,id=m1,size=768M -numa node,nodeid=1,cpus=6-11,memdev=m1
+		       -numa dist,src=0,dst=1,val=32)
+	fi
+	timeout 600 qemu-system-x86_64 -accel tcg,thread=single -M pc -m 1536 \
+		-smp 12,sockets=2,cores=3,threads=2 -cpu "$cpu" "${numa[@]}" \
+		-kernel "$kernel" -initrd "$initrd" \
+		-append "console=ttyS0 sched_verbose loglevel=4 panic=-1 tt.tests=$tests" \
+		-display none -monitor none -serial "file:$log" -no-reboot \
+		2> >(grep -v "TCG doesn't support requested feature" >&2)
+}
+
+run="$logs/run-$(date +%Y%m%d-%H%M%S)"
+mkdir -p "$run"
+for kind in base patched; do
+	k=$kbase; [ "$kind" = patched ] && k=$kpatched
+	note "booting $kind kernels"
+	boot "$k" "$HYGON" 3 topo,buddy,newidle,relax,seed001 "$run/hygon3-$kind.log"
+	boot "$k" "$GNR" 3 topo "$run/gnr3-$kind.log"
+	boot "$k" "$HYGON" 1 topo "$run/hygon1-$kind.log"
+done
+note "serial logs in $run"
+
+# --- assertions -------------------------------------------------------------
+args=("$run" "$here/expected")
+[ "$save" = 1 ] && { mkdir -p "$here/expected"; args+=(--save); }
+while read -r line; do
+	case "$line" in
+	PASS\ *) pass "${line#PASS }" ;;
+	FAIL\ *) f=${line#FAIL }; fail "${f%%: *}" "$(echo "$f" | sed -n 's/^[^:]*: //p')" ;;
+	esac
+done < <(python3 "$here/check.py" "${args[@]}")
+finish
