@@ -12,8 +12,6 @@
 #include "manager.h"
 #include "strutil.h"
 
-#define POLKIT_ACTION "org.topotune1.manage"
-
 static const char *const changed_properties[] = {
 	"State", "StateReasons", "ActiveProfile", "Settings", "IsolatedCpus", "HousekeepingCpus",
 	"RebootRequired", "PendingKernelCmdline", "DomainLayout", NULL,
@@ -482,9 +480,9 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	if (!profile_name_is_valid(name))
 		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
 					 "'%s' is not a profile name ([A-Za-z0-9_.-]+, not starting with '.')", name);
-	r = bus_verify_polkit(msg, POLKIT_ACTION, interactive, error);
+	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
-		return r;
+		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
 
 	source = strprintf("SetProfile(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
 	if (!source)
@@ -509,9 +507,9 @@ static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error
 	r = sd_bus_message_read(msg, "b", &interactive);
 	if (r < 0)
 		return r;
-	r = bus_verify_polkit(msg, POLKIT_ACTION, interactive, error);
+	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
-		return r;
+		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
 	source = strprintf("Apply by %s", strna(sd_bus_message_get_sender(msg)));
 	if (!source)
 		return -ENOMEM;
@@ -527,9 +525,9 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	r = sd_bus_message_read(msg, "b", &interactive);
 	if (r < 0)
 		return r;
-	r = bus_verify_polkit(msg, POLKIT_ACTION, interactive, error);
+	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
-		return r;
+		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
 	if (m->applying)
 		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 	source = strprintf("Revert by %s", strna(sd_bus_message_get_sender(msg)));
@@ -548,9 +546,9 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	_cleanup_free_ char *err = NULL;
 	int r;
 
-	r = bus_verify_polkit(msg, POLKIT_ACTION, false, error);
+	r = bus_verify_polkit_async(m, msg, false, error);
 	if (r <= 0)
-		return r;
+		return r < 0 ? r : 1;
 	r = manager_load_config(m, &err);
 	if (r < 0)
 		return sd_bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "Configuration not reloaded: %s",
@@ -698,6 +696,34 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 	if (r < 0)
 		return r;
 	return sd_bus_send(NULL, reply, NULL);
+}
+
+int manager_redispatch(Manager *m, sd_bus_message *msg)
+{
+	static const struct {
+		const char *member;
+		sd_bus_message_handler_t handler;
+	} table[] = {
+		{ "SetProfile", method_set_profile },
+		{ "Apply", method_apply },
+		{ "Revert", method_revert },
+		{ "Reload", method_reload },
+	};
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	int r = -EBADR;
+
+	if (sd_bus_message_rewind(msg, true) < 0)
+		return sd_bus_reply_method_errno(msg, -EIO, NULL);
+	for (size_t i = 0; i < ELEMENTSOF(table); i++)
+		if (streq_ptr(sd_bus_message_get_member(msg), table[i].member)) {
+			r = table[i].handler(msg, m, &error);
+			break;
+		}
+	if (r >= 0)
+		return r;
+	if (sd_bus_error_is_set(&error))
+		return sd_bus_reply_method_error(msg, &error);
+	return sd_bus_reply_method_errno(msg, r, NULL);
 }
 
 static const sd_bus_vtable manager_vtable[] = {

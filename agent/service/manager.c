@@ -40,6 +40,7 @@ Manager *manager_free(Manager *m)
 	if (!m)
 		return NULL;
 	sd_event_source_unref(m->verify_timer);
+	manager_auth_cancel(m);
 	sd_bus_flush_close_unref(m->bus);
 	sd_event_unref(m->event);
 	applier_free(m->applier);
@@ -55,6 +56,7 @@ Manager *manager_free(Manager *m)
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		free(m->backoff_reason[i]);
 	free(m->apply_error);
+	free(m->plan_error);
 	free(m->recovered);
 	free(m->profile_override);
 	free(m->root);
@@ -79,19 +81,45 @@ int manager_new(Manager **ret)
 
 /* --- the journal ------------------------------------------------------------ */
 
+/* A recorded value for MESSAGE=: without the file's trailing newline. */
+static char *display_value(const char *v)
+{
+	char *s = strdup(v ?: "(absent)");
+
+	return s ? strip_trailing(s) : NULL;
+}
+
 static void journal_change(void *userdata, const ChangeRecord *c, bool revert)
 {
 	Manager *m = userdata;
 	const char *setting = setting_id_to_string(c->setting);
 	const char *old = revert ? c->new : c->old, *new = revert ? c->old : c->new;
-	_cleanup_free_ char *msg = NULL, *source = NULL;
+	_cleanup_free_ char *msg = NULL, *source = NULL, *why = NULL, *o = NULL, *old_text = NULL, *new_text = NULL;
 	int r;
 
-	source = strprintf("%s%s%s", strempty(m->change_source), m->change_source && c->why && *c->why ? "; " : "",
-			   strempty(c->why));
+	/*
+	 * Why: the plan being applied says it best (the record keeps the
+	 * reason of its first write); a restore puts back the original.
+	 */
+	if (revert)
+		why = strdup("restoring the value from before topotune");
+	else if (m->applying_plan && (size_t)c->setting < _SETTING_MAX) {
+		const PlanStep *st = &m->applying_plan->steps[c->setting];
+
+		o = origin_to_string(&st->origin);
+		why = strprintf("%s; %s", st->why, strna(o));
+	} else
+		why = strdup(strempty(c->why));
+	if (!why)
+		return (void)log_oom();
+	source = strprintf("%s%s%s", strempty(m->change_source), m->change_source && *why ? ": " : "", why);
+	old_text = display_value(old);
+	new_text = display_value(new);
+	if (!source || !old_text || !new_text)
+		return (void)log_oom();
 	msg = strprintf("%s %s: /%s \"%s\" -> \"%s\" (%s)", revert ? "Restored" : "Changed", setting, c->path,
-			old ?: "(absent)", new ?: "(absent)", strna(source));
-	if (!msg || !source)
+			old_text, new_text, source);
+	if (!msg)
 		return (void)log_oom();
 
 	r = sd_journal_send("MESSAGE_ID=" TOPOTUNE_MESSAGE_CHANGE,
@@ -323,7 +351,7 @@ void manager_update_state(Manager *m)
 
 	if (m->state == MANAGER_OFF)
 		return;
-	if (m->apply_error) {
+	if (m->apply_error || m->plan_error) {
 		m->state = MANAGER_FAILED;
 		return;
 	}
@@ -351,6 +379,8 @@ int manager_state_reasons(Manager *m, char ***ret)
 		r = strv_extend(&l, "off: reverted; call Apply or SetProfile to tune again");
 	if (r >= 0 && m->apply_error)
 		r = strv_push(&l, strprintf("apply failed and was rolled back: %s", m->apply_error));
+	if (r >= 0 && m->plan_error)
+		r = strv_extend(&l, m->plan_error);
 	if (r >= 0 && m->recovered)
 		r = strv_push(&l, strdup(m->recovered));
 	for (size_t i = 0; r >= 0 && m->plan && i < _SETTING_MAX; i++) {
@@ -445,7 +475,9 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 		return r;
 
 	m->change_source = source;
+	m->applying_plan = plan;
 	r = applier_apply(m->applier, plan);
+	m->applying_plan = NULL;
 	m->change_source = NULL;
 
 	free(m->apply_error);
@@ -462,6 +494,7 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 		return r;
 	}
 
+	m->plan_error = mfree_str(m->plan_error);
 	profile_free(m->profile);
 	m->profile = TAKE_PTR(p);
 	profile_settings_done(&m->settings);
@@ -586,7 +619,9 @@ void manager_verify_now(Manager *m)
 	m->reapplied &= drifted;
 	if (reapply && !m->backed_off) {
 		m->change_source = "drift: re-applying";
+		m->applying_plan = m->plan;
 		r = applier_apply(m->applier, m->plan);
+		m->applying_plan = NULL;
 		m->change_source = NULL;
 		if (r < 0)
 			log_warning("Re-applying after drift failed, rolled back: %s", strna(m->applier->error));

@@ -66,12 +66,20 @@ typedef struct Manager {
 
 	ManagerState state;
 	char *apply_error;           /* last failed apply, "PATH: message" */
+	char *plan_error;            /* the profile selected at start does not load */
 	char *recovered;             /* what was restored from a crash record */
 	unsigned reapplied;          /* bit per SettingId: re-applied after the last drift */
 	unsigned backed_off;         /* bit per SettingId: another writer owns it */
 	char *backoff_reason[_SETTING_MAX];
 
 	const char *change_source;   /* why the current apply/revert runs (journal SOURCE=) */
+	const Plan *applying_plan;
+
+	/* The one mutating call waiting for polkit, and its answer. */
+	sd_bus_message *auth_call;
+	sd_bus_slot *auth_slot;
+	int auth_result;
+	sd_bus_error auth_error;   /* the plan applier_apply() is executing, for the journal */
 	bool applying;
 } Manager;
 
@@ -115,5 +123,9 @@ void manager_emit_drift(Manager *m, const char *setting, const char *want, const
 void manager_emit_applied(Manager *m, unsigned changes);
 int manager_set_allowed_cpus(void *userdata, const char *unit, const char *cpulist);
 
-/* polkit.c */
-int bus_verify_polkit(sd_bus_message *m, const char *action, bool interactive, sd_bus_error *error);
+/* Run a mutating method again once polkit has answered; replies on failure. */
+int manager_redispatch(Manager *m, sd_bus_message *msg);
+
+/* polkit.c: > 0 allowed, 0 pending (the method is dispatched again), < 0 denied (@error set). */
+int bus_verify_polkit_async(Manager *m, sd_bus_message *msg, bool interactive, sd_bus_error *error);
+void manager_auth_cancel(Manager *m);

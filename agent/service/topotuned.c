@@ -155,11 +155,17 @@ static int run(int argc, char *argv[])
 	if (r < 0)
 		return r;
 
+	/* A profile that does not load or apply changes nothing: serve State=failed and say why. */
 	r = manager_switch(m, NULL, "start", &err);
 	if (r < 0 && m->apply_error)
-		log_error("Starting without tuning: %s", m->apply_error);   /* State=failed, still serve */
-	else if (r < 0)
-		return log_error_errno(r, "%s", err ?: "Failed to plan the selected profile");
+		log_error("Starting without tuning: %s", m->apply_error);
+	else if (r < 0) {
+		m->plan_error = strprintf("the selected profile does not load: %s", err ?: strerror(-r));
+		if (!m->plan_error)
+			return log_oom();
+		m->state = MANAGER_FAILED;
+		log_error("Starting without tuning: %s", m->plan_error);
+	}
 	r = manager_arm_verify_timer(m);
 	if (r < 0)
 		return r;

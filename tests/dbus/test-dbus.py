@@ -463,6 +463,29 @@ try:
                "org.freedesktop.DBus.Mock", "SetAllowed", "as", "1", "org.topotune1.manage")
         rc, out = ctl("set-profile", "latency", user="nobody")
         check("polkit allows org.topotune1.manage: unprivileged SetProfile works", rc == 0 and rd(main, RELAX) == "3", out)
+
+        # Authorisation is asynchronous: while polkit thinks, reads go on and other changes are Busy.
+        pkcall = ["busctl", f"--address={ADDR}", "call", "org.freedesktop.PolicyKit1",
+                  "/org/freedesktop/PolicyKit1/Authority", "org.freedesktop.DBus.Mock"]
+        subprocess.run(pkcall + ["SimulateHang", "b", "true"], check=True)
+        bg = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CTL, "--bus-address",
+                               ADDR, "set-profile", "throughput"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                              text=True)
+        for _ in range(100):
+            if "b true" in subprocess.run(pkcall + ["HaveHangingCalls"], capture_output=True, text=True).stdout:
+                break
+            time.sleep(0.05)
+        e = call_error(mgr().SetProfile, "database", False)
+        check("a change while another waits for polkit -> org.topotune1.Error.Busy",
+              e[0] == "org.topotune1.Error.Busy", str(e))
+        rc, out = ctl("status", user="nobody")
+        check("reads are served while polkit is asked", rc == 0 and "Profile: latency" in out, out)
+        subprocess.run(pkcall + ["SimulateHang", "b", "false"], check=True)
+        subprocess.run(pkcall + ["ReleaseHangingCalls"], check=True)
+        out, _ = bg.communicate(timeout=30)
+        check("the waiting SetProfile completes once polkit allows it",
+              bg.returncode == 0 and str(prop("ActiveProfile")) == "throughput" and rd(main, RELAX) == "-1",
+              f"rc={bg.returncode} {out}")
         pk.terminate()
         pk.wait()
     else:
