@@ -119,11 +119,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (size < 1)
 		return 0;
 	opt = data[0];
-	for (size_t i = 1; i + 1 < size;) {
-		unsigned idx = data[i] % FUZZ_TOPO_N_PATHS;
-		size_t len = data[i + 1];
+	for (size_t i = 1; i + 2 < size;) {
+		unsigned idx = (data[i] | (unsigned)data[i + 1] << 8) % FUZZ_TOPO_N_PATHS;
+		size_t len = data[i + 2];
 
-		i += 2;
+		i += 3;
 		if (len > size - i)
 			len = size - i;
 		path_of(idx, path, sizeof(path));

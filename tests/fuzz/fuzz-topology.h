@@ -9,7 +9,8 @@
  *
  *   byte 0          options: bit 0 patched kernel caps, bit 1 SMT_BUDDY_ASSIST,
  *                   bits 2-4 relax_domain_level + 1 (-1..6), bits 5-6 identity
- *   then records    [path index % FUZZ_TOPO_N_PATHS] [length] [length bytes]
+ *   then records    [path index, 2 bytes little endian, % FUZZ_TOPO_N_PATHS]
+ *                   [length] [length bytes]
  *                   (the last record's content is cut at the end of the input)
  *
  * Each record writes that file (later records for the same path replace it).
@@ -38,6 +39,10 @@ static const char *const fuzz_topo_per_cpu[] = {
 	"topology/thread_siblings",
 	"topology/core_cpus_list",
 	"topology/core_cpus",
+	"topology/package_cpus_list",
+	"topology/package_cpus",
+	"topology/core_siblings_list",
+	"topology/core_siblings",
 };
 
 static const char *const fuzz_topo_per_cache[] = {

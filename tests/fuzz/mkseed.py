@@ -6,7 +6,7 @@ fuzz-kernel input.
     mkseed.py topology [--opt N] SYSROOT OUTFILE
     mkseed.py kernel SYSROOT OUTFILE
 
-Only the files the target knows (fuzz-topology.h: CPUs 0-7, nodes 0-3;
+Only the files the target knows (fuzz-topology.h: CPUs 0-7, nodes 0-3, 2-byte path index;
 fuzz-kernel.c: KERNEL_PATHS) are taken, each as one record; longer contents
 are cut to 255 bytes. topology inputs start with the options byte --opt.
 """
@@ -19,7 +19,9 @@ GLOBAL = ["sys/devices/system/cpu/present", "sys/devices/system/cpu/possible",
           "sys/devices/system/node/possible"]
 PER_CPU = ["online", "topology/physical_package_id", "topology/die_id",
            "topology/cluster_id", "topology/core_id", "topology/thread_siblings_list",
-           "topology/thread_siblings", "topology/core_cpus_list", "topology/core_cpus"]
+           "topology/thread_siblings", "topology/core_cpus_list", "topology/core_cpus",
+           "topology/package_cpus_list", "topology/package_cpus",
+           "topology/core_siblings_list", "topology/core_siblings"]
 PER_CACHE = ["level", "type", "shared_cpu_list", "shared_cpu_map", "id"]
 PER_NODE = ["cpulist", "cpumap", "distance"]
 CPUS, NODES, CACHES = 8, 4, 4
@@ -40,7 +42,6 @@ def paths():
             out += [f"sys/devices/system/cpu/cpu{cpu}/cache/index{idx}/{f}" for f in PER_CACHE]
     for node in range(NODES):
         out += [f"sys/devices/system/node/node{node}/{f}" for f in PER_NODE]
-    assert len(out) <= 256
     return out
 
 
@@ -59,7 +60,10 @@ def main():
             continue
         with open(f, "rb") as fh:
             content = fh.read()[:255]
-        data += bytes([i, len(content)]) + content
+        if a.target == "topology":
+            data += bytes([i & 0xff, i >> 8, len(content)]) + content
+        else:
+            data += bytes([i, len(content)]) + content
         n += 1
     if n == 0:
         sys.exit(f"{a.root}: no topology files found")
