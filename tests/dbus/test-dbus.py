@@ -604,8 +604,21 @@ try:
     check("timer: a writer that keeps changing it -> backed off, State degraded, reason says so",
           str(prop("State")) == "degraded" and any("another writer" in r for r in reasons) and n_writes <= 3
           and rd(tt, SMT) == "0", f"{reasons} writes={n_writes}")
+    # SIGHUP: re-read the configuration, apply the diff, forget the back-off.
+    with open(os.path.join(tt, "etc/topotune/topotune.conf.d/60-profile.conf"), "w") as f:
+        f.write("[daemon]\nprofile = latency\nrollback = not-on-exit\nverify_interval = 0\n")
+    d.send_signal(signal.SIGHUP)
+    end = time.time() + 10
+    while time.time() < end and str(prop("ActiveProfile")) != "latency":
+        time.sleep(0.05)
+    check("SIGHUP reloads: profile from the new drop-in applied, back-off cleared",
+          str(prop("ActiveProfile")) == "latency" and str(prop("State")) == "applied" and rd(tt, RELAX) == "3"
+          and rd(tt, SMT) == "0", str([str(s) for s in prop("StateReasons")]))
+    rc, out = busctl("call", NAME, PATH, IFACE, "Reload")
+    check("Reload() over the bus", rc == 0 and str(prop("ActiveProfile")) == "latency", out)
     rc = stop_daemon(d)
-    check("timer tree: stop exits 0", rc == 0)
+    check("rollback = not-on-exit: stop leaves the tuned values and the record",
+          rc == 0 and rd(tt, RELAX) == "3" and os.path.exists(os.path.join(tt, "run/topotune/state")))
 
     logs = "".join(log_text(os.path.join(base, f)) for f in os.listdir(base) if f.endswith(".log"))
     check("every topotuned stopped with exit 0, no sanitizer report",
