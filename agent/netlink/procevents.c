@@ -23,6 +23,8 @@
 #define PROCEVENTS_BATCH 4096U
 #define PROCEVENTS_RCVBUF (4 * 1024 * 1024)
 #define PROCEVENTS_ACK_TIMEOUT_MSEC 1000
+/* A kernel that understands the filtered LISTEN answers at once. */
+#define PROCEVENTS_FILTER_ACK_TIMEOUT_MSEC 250
 
 static const char *const proc_event_type_table[_PROCEV_MAX] = {
 	[PROCEV_OTHER] = "other",
@@ -133,6 +135,7 @@ struct ProcEvents {
 	struct nl_sock *sk;
 	int fd;
 	uint32_t listen_seq;
+	bool filtered;           /* the kernel drops what we do not want */
 	ProcEventHandler handler;
 	void *userdata;
 	char *error;
@@ -165,6 +168,11 @@ void procevents_get_stats(const ProcEvents *pe, ProcEventsStats *ret)
 	*ret = pe->stats;
 }
 
+bool procevents_kernel_filtered(const ProcEvents *pe)
+{
+	return pe->filtered;
+}
+
 static int pe_fail(ProcEvents *pe, int r, const char *fmt, ...) _printf_(3, 4);
 static int pe_fail(ProcEvents *pe, int r, const char *fmt, ...)
 {
@@ -181,21 +189,35 @@ static int pe_fail(ProcEvents *pe, int r, const char *fmt, ...)
 	return r;
 }
 
-static int send_listen(ProcEvents *pe)
+/*
+ * Since Linux 6.6 LISTEN may carry a struct proc_input with an event mask,
+ * and the kernel then drops fork/uid/comm/... events for this socket
+ * before they are queued: a third fewer datagrams in an exec burst. Older
+ * kernels silently ignore a LISTEN of that size, hence the fallback.
+ */
+struct proc_listen_filtered {
+	uint32_t mcast_op;
+	uint32_t event_type;
+};
+
+static int send_listen(ProcEvents *pe, bool filtered)
 {
-	uint8_t msg[sizeof(struct cn_msg) + sizeof(uint32_t)] = {};
+	uint8_t msg[sizeof(struct cn_msg) + sizeof(struct proc_listen_filtered)] = {};
+	struct proc_listen_filtered in = {
+		.mcast_op = PROC_CN_MCAST_LISTEN,
+		.event_type = PROC_EVENT_EXEC | PROC_EVENT_EXIT,
+	};
 	struct cn_msg cn = {
 		.id = { .idx = CN_IDX_PROC, .val = CN_VAL_PROC },
 		.seq = pe->listen_seq,
-		.ack = 0,
-		.len = sizeof(uint32_t),
+		.ack = pe->listen_seq,
+		.len = filtered ? sizeof(in) : sizeof(in.mcast_op),
 	};
-	uint32_t op = PROC_CN_MCAST_LISTEN;
 	int r;
 
 	memcpy(msg, &cn, sizeof(cn));
-	memcpy(msg + sizeof(cn), &op, sizeof(op));
-	r = nl_send_simple(pe->sk, NLMSG_DONE, 0, msg, sizeof(msg));
+	memcpy(msg + sizeof(cn), &in, cn.len);
+	r = nl_send_simple(pe->sk, NLMSG_DONE, 0, msg, (int)(sizeof(cn) + cn.len));
 	return r < 0 ? nlerr_to_errno(r) : 0;
 }
 
@@ -207,11 +229,12 @@ static int64_t now_msec(void)
 	return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-/* The kernel answers LISTEN with a PROC_EVENT_NONE whose seq is ours and
- * whose ack is ours + 1; other listeners' acks go to everybody. */
-static int wait_ack(ProcEvents *pe)
+/* The kernel answers LISTEN with a PROC_EVENT_NONE whose ack is ours + 1
+ * (its seq is not reliably ours: 6.x kernels stamp their own counter);
+ * other listeners' acks go to everybody, hence a per-socket ack value. */
+static int wait_ack(ProcEvents *pe, int timeout_msec)
 {
-	int64_t deadline = now_msec() + PROCEVENTS_ACK_TIMEOUT_MSEC;
+	int64_t deadline = now_msec() + timeout_msec;
 
 	for (;;) {
 		int64_t left = deadline - now_msec();
@@ -223,7 +246,7 @@ static int wait_ack(ProcEvents *pe)
 			return pe_fail(pe, -ETIMEDOUT,
 				       "proc connector: no acknowledgement of PROC_CN_MCAST_LISTEN within %d ms "
 				       "(not in the initial PID and user namespace?)",
-				       PROCEVENTS_ACK_TIMEOUT_MSEC);
+				       timeout_msec);
 		if (poll(&pfd, 1, (int)left) < 0) {
 			if (errno == EINTR)
 				continue;
@@ -244,7 +267,7 @@ static int wait_ack(ProcEvents *pe)
 			if (nh.nlmsg_len < NLMSG_HDRLEN || nh.nlmsg_len > (size_t)n - off)
 				break;
 			if (procevent_parse(pe->buf + off, nh.nlmsg_len, &ev) >= 0 &&
-			    ev.type == PROCEV_ACK && ev.seq == pe->listen_seq && ev.ack == 1) {
+			    ev.type == PROCEV_ACK && ev.ack == pe->listen_seq + 1) {
 				if (ev.ack_error == EPERM || ev.ack_error == EACCES)
 					return pe_fail(pe, -EPERM,
 						       "proc connector: PROC_CN_MCAST_LISTEN refused: %s "
@@ -284,11 +307,18 @@ int procevents_new(ProcEventHandler handler, void *userdata, ProcEvents **ret, c
 	/* Unique per socket, so our ack is recognisable among others'. */
 	pe->listen_seq = nl_socket_get_local_port(pe->sk);
 
-	r = send_listen(pe);
-	if (r < 0)
+	pe->filtered = true;
+	r = send_listen(pe, true);
+	if (r >= 0)
+		r = wait_ack(pe, PROCEVENTS_FILTER_ACK_TIMEOUT_MSEC);
+	if (r == -ETIMEDOUT) {
+		pe->filtered = false;
+		r = send_listen(pe, false);
+		if (r >= 0)
+			r = wait_ack(pe, PROCEVENTS_ACK_TIMEOUT_MSEC);
+	}
+	if (r < 0 && !pe->error)
 		pe_fail(pe, r, "proc connector: sending PROC_CN_MCAST_LISTEN: %s", strerror(-r));
-	else
-		r = wait_ack(pe);
 	if (r < 0) {
 		if (ret_error) {
 			free(*ret_error);

@@ -12,6 +12,7 @@
  *          r == -ENOBUFS: events were lost -> rescan /proc once
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -51,8 +52,9 @@ typedef struct ProcEvents ProcEvents;
 typedef int (*ProcEventHandler)(ProcEvents *pe, const ProcEvent *ev, void *userdata);
 
 /*
- * Open the connector, join CN_IDX_PROC, send PROC_CN_MCAST_LISTEN and wait
- * (at most 1 s) for the kernel's acknowledgement. Only PROCEV_EXEC and
+ * Open the connector, join CN_IDX_PROC, send PROC_CN_MCAST_LISTEN (with an
+ * exec|exit filter, or plain after 250 ms without an answer: kernels before
+ * 6.6) and wait (at most 1 s) for the kernel's acknowledgement. Only PROCEV_EXEC and
  * PROCEV_EXIT reach @handler. Errors: -EPERM without CAP_NET_ADMIN (old
  * kernels refuse the membership or the LISTEN), -ETIMEDOUT when no ack
  * came (not in the initial PID/user namespace); @ret_error (optional)
@@ -82,3 +84,6 @@ typedef struct ProcEventsStats {
 	uint64_t datagrams, exec, exit, other, malformed, overruns, forged;
 } ProcEventsStats;
 void procevents_get_stats(const ProcEvents *pe, ProcEventsStats *ret);
+
+/* True when the kernel (>= 6.6) filters exec/exit for us. */
+bool procevents_kernel_filtered(const ProcEvents *pe) _pure_;

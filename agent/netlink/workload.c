@@ -233,12 +233,21 @@ int workload_resolve(int root_fd, pid_t pid, unsigned needs, WorkloadProcess *re
 
 		snprintf(path, sizeof(path), "proc/%d/exe", (int)pid);
 		n = readlinkat(root_fd, path, ret->exe, sizeof(ret->exe) - 1);
-		if (n < 0)
-			return gone(negative_errno());
-		ret->exe[n] = '\0';
-		/* Replaced on disk while running (package upgrade). */
-		if (n > 10 && streq(ret->exe + n - 10, " (deleted)"))
-			ret->exe[n - 10] = '\0';
+		if (n >= 0) {
+			ret->exe[n] = '\0';
+			/* Replaced on disk while running (package upgrade). */
+			if (n > 10 && streq(ret->exe + n - 10, " (deleted)"))
+				ret->exe[n - 10] = '\0';
+		} else {
+			r = gone(negative_errno());
+			if (r != -ESRCH)
+				return r;
+			/* An exited, not yet reaped process (zombie) has no
+			 * exe but still its comm and cgroup: short-lived
+			 * workloads are often seen only in that state. */
+			if (!(needs & (WORKLOAD_NEED_COMM | WORKLOAD_NEED_CGROUP)))
+				return r;
+		}
 	}
 
 	if (needs & WORKLOAD_NEED_COMM) {
@@ -545,9 +554,12 @@ int workload_tracker_rescan(WorkloadTracker *t, int root_fd, uint64_t now_usec)
 			continue;
 		if (t->matcher->n_rules == 0)
 			continue;
+		/* One unreadable process (another namespace's, a
+		 * kernel thread's odd state) must not blind us to the rest. */
 		r = track_pid(t, root_fd, (pid_t)pid, now_usec);
-		if (r < 0)
+		if (r == -ENOMEM)
 			break;
+		r = 0;
 	}
 	closedir(d);
 	if (r < 0)

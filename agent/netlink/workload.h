@@ -88,7 +88,9 @@ typedef struct WorkloadProcess {
  * Read the @needs facts of @pid below @root_fd (proc/PID/exe, comm,
  * cgroup). -ESRCH when the process is gone or was never there (also for
  * the ENOENT that a racing exit produces), other -errno as it comes.
- * A "(deleted)" suffix of exe (upgraded binary) is removed.
+ * A "(deleted)" suffix of exe (upgraded binary) is removed. A zombie
+ * (exited, not yet reaped) has no exe: it resolves with exe "" when comm
+ * or cgroup is asked for, so comm/cgroup rules still see it.
  */
 int workload_resolve(int root_fd, pid_t pid, unsigned needs, WorkloadProcess *ret);
 

@@ -456,7 +456,7 @@ static void test_resolver(void)
 	make_proc(root, 100, "/usr/sbin/mysqld", "mysqld\n", "0::/system.slice/mysql.service\n");
 	make_proc(root, 200, "/usr/lib/postgresql/15/bin/postgres (deleted)", "postgres\n",
 		  "12:cpuset:/\n11:memory:/system.slice/pg.service\n0::/system.slice/pg.service\n");
-	make_proc(root, 300, NULL, "kworker/0:1\n", "0::/\n");     /* no exe: a kernel thread */
+	make_proc(root, 300, NULL, "postgres\n", "0::/\n");     /* no exe: a zombie */
 	make_proc(root, 400, "/usr/bin/mpirun", "mpirun\n", "1:name=systemd:/user.slice\n");  /* v1 only */
 	make_proc(root, 500, "/bin/sleep", "sleep\n", "0::/hpc.slice/job-1.scope\n");
 	check(mkdirat(root, "proc/self", 0755) == 0);        /* not a pid: skipped */
@@ -473,20 +473,24 @@ static void test_resolver(void)
 	check(workload_resolve(root, 400, all, &wp) == 0);
 	check_str(wp.cgroup, "");
 
-	/* Only what is asked for is read: no exe needed, none missing. */
+	/* A zombie: no exe, but comm and cgroup rules still see it. */
 	check(workload_resolve(root, 300, WORKLOAD_NEED_COMM, &wp) == 0);
-	check_str(wp.comm, "kworker/0:1");
+	check_str(wp.comm, "postgres");
 	check_str(wp.exe, "");
-	check_int(workload_resolve(root, 300, all, &wp), -ESRCH);
+	check(workload_resolve(root, 300, all, &wp) == 0);
+	check_str(wp.exe, "");
+	check_str(wp.comm, "postgres");
+	check_int(workload_resolve(root, 300, WORKLOAD_NEED_EXE, &wp), -ESRCH);
 	check_int(workload_resolve(root, 999, all, &wp), -ESRCH);
 	check_int(workload_resolve(root, 0, all, &wp), -EINVAL);
 
-	/* Rescan: mysqld (rule 0), postgres (1), mpirun (3), sleep in hpc.slice (4). */
+	/* Rescan: mysqld (rule 0), postgres and the zombie (1), mpirun (3),
+	 * sleep in hpc.slice (4). */
 	check(workload_tracker_new(make_matcher(false), HOLD, &t) == 0);
 	check(workload_tracker_rescan(t, root, 1 * SEC) == 0);
-	check_int(workload_tracker_n_tracked(t), 4);
+	check_int(workload_tracker_n_tracked(t), 5);
 	check_int(workload_tracker_count(t, 0), 1);
-	check_int(workload_tracker_count(t, 1), 1);
+	check_int(workload_tracker_count(t, 1), 2);
 	check_int(workload_tracker_count(t, 3), 1);
 	check_int(workload_tracker_count(t, 4), 1);
 	check(workload_tracker_evaluate(t, 1 * SEC, &d) == 1);
@@ -495,8 +499,10 @@ static void test_resolver(void)
 	/* mysqld and postgres vanished without exit events (overrun). */
 	remove_proc(root, 100);
 	remove_proc(root, 200);
+	remove_proc(root, 300);
 	check(workload_tracker_rescan(t, root, 2 * SEC) == 0);
 	check_int(workload_tracker_n_tracked(t), 2);
+	check_int(workload_tracker_count(t, 1), 0);
 	check(workload_tracker_evaluate(t, 2 * SEC, &d) == 0);
 	check_str(d.profile, "database");
 	check_int(d.next_usec, 12 * SEC);
@@ -519,9 +525,8 @@ static void test_resolver(void)
 	check_int(workload_tracker_count(t, 0), 0);
 	workload_tracker_free(t);
 
-	for (int pid = 300; pid <= 600; pid += 100)
-		if (pid != 100 && pid != 200)
-			remove_proc(root, pid);
+	for (int pid = 400; pid <= 600; pid += 100)
+		remove_proc(root, pid);
 	check(unlinkat(root, "proc/self", AT_REMOVEDIR) == 0);
 	check(unlinkat(root, "proc", AT_REMOVEDIR) == 0);
 	check(rmdir(dir) == 0);
