@@ -73,13 +73,14 @@ typedef struct Manager {
 	char *backoff_reason[_SETTING_MAX];
 
 	const char *change_source;   /* why the current apply/revert runs (journal SOURCE=) */
-	const Plan *applying_plan;
+	const Plan *applying_plan;   /* the plan applier_apply() is executing, for the journal */
+	char **before;               /* path, value, ...: recorded files as they were before this apply/revert */
 
 	/* The one mutating call waiting for polkit, and its answer. */
 	sd_bus_message *auth_call;
 	sd_bus_slot *auth_slot;
 	int auth_result;
-	sd_bus_error auth_error;   /* the plan applier_apply() is executing, for the journal */
+	sd_bus_error auth_error;
 	bool applying;
 } Manager;
 

@@ -338,6 +338,12 @@ try:
               f"{err} smt={rd(main, SMT)} relax={rd(main, RELAX)}")
         v_ok, mism = mgr().Verify()
         check(f"Verify after {p}: ok", bool(v_ok) and len(mism) == 0, str(mism))
+    dl = log_text(dlog)
+    check("one change record per write: setting, path, old -> new, who and why (FILE:LINE)",
+          re.search(r'Changed smt_buddy_assist: /proc/sys/kernel/sched_smt_buddy_assist "1" -> "0" '
+                    r'\(SetProfile\(latency\) by :1\.\d+: wanted off; /usr/lib/topotune/profiles/latency.ini:14\)', dl)
+          and re.search(r'Restored relax_domain_level: /proc/sys/kernel/sched_relax_domain_level "3" -> "-1" '
+                        r'\(SetProfile\(balanced\) by', dl), dl[-1500:])
     time.sleep(0.3)
     mon = log_text(monitor_log)
     check("SetProfile emits PropertiesChanged and Applied",
