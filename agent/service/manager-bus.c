@@ -683,12 +683,18 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 				r = sd_flags_to_string(d->sd[i].flags, &flags);
 			if (r < 0)
 				break;
-			nd = strprintf("distance=%u", d->sd[i].distance);
-			if (!nd)
-				return -ENOMEM;
-			r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4, span,
-						  d->sd[i].newidle ? "newidle=yes" : "newidle=no", nd,
-						  "source=predicted");
+			/* Only NODE/NUMA levels stand for a distance. */
+			if (d->sd[i].distance > 0) {
+				nd = strprintf("distance=%u", d->sd[i].distance);
+				if (!nd)
+					return -ENOMEM;
+				r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4,
+							  span, d->sd[i].newidle ? "newidle=yes" : "newidle=no", nd,
+							  "source=predicted");
+			} else
+				r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 3,
+							  span, d->sd[i].newidle ? "newidle=yes" : "newidle=no",
+							  "source=predicted");
 		}
 	}
 	if (r >= 0)

@@ -485,7 +485,7 @@ bool manager_setting_in_sync(Manager *m, SettingId id, const char *actual)
 		return true;
 	case STEP_SET:
 	case STEP_NONE:
-		return m->state != MANAGER_OFF && streq_ptr(actual, st->to);
+		return streq_ptr(actual, st->to);
 	default:
 		return false;
 	}
