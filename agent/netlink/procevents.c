@@ -23,8 +23,6 @@
 #define PROCEVENTS_BATCH 4096U
 #define PROCEVENTS_RCVBUF (4 * 1024 * 1024)
 #define PROCEVENTS_ACK_TIMEOUT_MSEC 1000
-/* A kernel that understands the filtered LISTEN answers at once. */
-#define PROCEVENTS_FILTER_ACK_TIMEOUT_MSEC 250
 
 static const char *const proc_event_type_table[_PROCEV_MAX] = {
 	[PROCEV_OTHER] = "other",
@@ -135,7 +133,6 @@ struct ProcEvents {
 	struct nl_sock *sk;
 	int fd;
 	uint32_t listen_seq;
-	bool filtered;           /* the kernel drops what we do not want */
 	ProcEventHandler handler;
 	void *userdata;
 	char *error;
@@ -168,11 +165,6 @@ void procevents_get_stats(const ProcEvents *pe, ProcEventsStats *ret)
 	*ret = pe->stats;
 }
 
-bool procevents_kernel_filtered(const ProcEvents *pe)
-{
-	return pe->filtered;
-}
-
 static int pe_fail(ProcEvents *pe, int r, const char *fmt, ...) _printf_(3, 4);
 static int pe_fail(ProcEvents *pe, int r, const char *fmt, ...)
 {
@@ -192,8 +184,10 @@ static int pe_fail(ProcEvents *pe, int r, const char *fmt, ...)
 /*
  * Since Linux 6.6 LISTEN may carry a struct proc_input with an event mask,
  * and the kernel then drops fork/uid/comm/... events for this socket
- * before they are queued: a third fewer datagrams in an exec burst. Older
- * kernels silently ignore a LISTEN of that size, hence the fallback.
+ * before they are queued: a third fewer datagrams in an exec burst. But
+ * the mask also drops the ack (what == PROC_EVENT_NONE), and older kernels
+ * silently ignore a LISTEN of that size. So: a plain LISTEN first, whose
+ * ack proves permission and namespace, then the filtered one, unanswered.
  */
 struct proc_listen_filtered {
 	uint32_t mcast_op;
@@ -307,16 +301,11 @@ int procevents_new(ProcEventHandler handler, void *userdata, ProcEvents **ret, c
 	/* Unique per socket, so our ack is recognisable among others'. */
 	pe->listen_seq = nl_socket_get_local_port(pe->sk);
 
-	pe->filtered = true;
-	r = send_listen(pe, true);
+	r = send_listen(pe, false);
 	if (r >= 0)
-		r = wait_ack(pe, PROCEVENTS_FILTER_ACK_TIMEOUT_MSEC);
-	if (r == -ETIMEDOUT) {
-		pe->filtered = false;
-		r = send_listen(pe, false);
-		if (r >= 0)
-			r = wait_ack(pe, PROCEVENTS_ACK_TIMEOUT_MSEC);
-	}
+		r = wait_ack(pe, PROCEVENTS_ACK_TIMEOUT_MSEC);
+	if (r >= 0)
+		r = send_listen(pe, true);
 	if (r < 0 && !pe->error)
 		pe_fail(pe, r, "proc connector: sending PROC_CN_MCAST_LISTEN: %s", strerror(-r));
 	if (r < 0) {

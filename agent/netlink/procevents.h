@@ -52,9 +52,9 @@ typedef struct ProcEvents ProcEvents;
 typedef int (*ProcEventHandler)(ProcEvents *pe, const ProcEvent *ev, void *userdata);
 
 /*
- * Open the connector, join CN_IDX_PROC, send PROC_CN_MCAST_LISTEN (with an
- * exec|exit filter, or plain after 250 ms without an answer: kernels before
- * 6.6) and wait (at most 1 s) for the kernel's acknowledgement. Only PROCEV_EXEC and
+ * Open the connector, join CN_IDX_PROC, send PROC_CN_MCAST_LISTEN and wait
+ * (at most 1 s) for the kernel's acknowledgement; then ask for exec and
+ * exit only (kernels >= 6.6 filter before queueing; older ones ignore it). Only PROCEV_EXEC and
  * PROCEV_EXIT reach @handler. Errors: -EPERM without CAP_NET_ADMIN (old
  * kernels refuse the membership or the LISTEN), -ETIMEDOUT when no ack
  * came (not in the initial PID/user namespace); @ret_error (optional)
@@ -81,9 +81,8 @@ int procevents_process(ProcEvents *pe);
 const char *procevents_error(const ProcEvents *pe) _pure_;
 
 typedef struct ProcEventsStats {
-	uint64_t datagrams, exec, exit, other, malformed, overruns, forged;
+	uint64_t datagrams, exec, exit;
+	uint64_t other;        /* fork, comm, ...: stays 0 when the kernel filters */
+	uint64_t malformed, overruns, forged;
 } ProcEventsStats;
 void procevents_get_stats(const ProcEvents *pe, ProcEventsStats *ret);
-
-/* True when the kernel (>= 6.6) filters exec/exit for us. */
-bool procevents_kernel_filtered(const ProcEvents *pe) _pure_;
