@@ -139,10 +139,20 @@ static int run(int argc, char *argv[])
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable the watchdog, ignoring: %m");
 
-	/* The bus first: the systemd hook of the applier needs it. The name comes last. */
+	/*
+	 * The bus first: the systemd hook of the applier needs it. The name is
+	 * also the lock against a second instance, so take it before touching
+	 * anything; calls that arrive now wait in the queue until the loop runs,
+	 * after the first apply.
+	 */
 	r = manager_connect_bus(m);
 	if (r < 0)
 		return r;
+	r = sd_bus_request_name(m->bus, TOPOTUNE_BUS_NAME, 0);
+	if (r == -EEXIST)
+		return log_error_errno(r, "%s is already owned: is topotuned running already?", TOPOTUNE_BUS_NAME);
+	if (r < 0)
+		return log_error_errno(r, "Failed to acquire the bus name %s: %m", TOPOTUNE_BUS_NAME);
 	r = manager_discover(m);
 	if (r < 0)
 		return r;
@@ -169,10 +179,6 @@ static int run(int argc, char *argv[])
 	r = manager_arm_verify_timer(m);
 	if (r < 0)
 		return r;
-
-	r = sd_bus_request_name(m->bus, TOPOTUNE_BUS_NAME, 0);
-	if (r < 0)
-		return log_error_errno(r, "Failed to acquire the bus name %s: %m", TOPOTUNE_BUS_NAME);
 
 	r = manager_status_text(m, &status);
 	if (r < 0)

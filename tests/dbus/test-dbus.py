@@ -226,6 +226,12 @@ def start_daemon(root, log, systemd=False):
     argv = [TOPOTUNED, "--root", root, "--bus-address", ADDR] + ([] if systemd else ["--no-systemd"])
     p = spawn(argv, log)
     ok = wait_name(p)
+    if ok:
+        # The name is taken before the first apply; a call is answered once it is done.
+        try:
+            prop("State")
+        except dbus.exceptions.DBusException:
+            ok = False
     return p, ok
 
 
@@ -278,6 +284,12 @@ try:
     check("topotuned starts and owns org.topotune1 (READY)", ok, log_text(dlog)[-2000:])
     if not ok:
         raise SystemExit(1)
+
+    p2 = spawn([TOPOTUNED, "--root", main, "--bus-address", ADDR, "--no-systemd"], os.path.join(base, "second.log"))
+    rc2 = p2.wait(timeout=15)
+    check("a second topotuned refuses to start and touches nothing",
+          rc2 != 0 and "already owned" in log_text(os.path.join(base, "second.log"))
+          and rd(main, SMT) == "1", log_text(os.path.join(base, "second.log")))
 
     rc, out = busctl("introspect", NAME, PATH, IFACE)
     want = ["ListProfiles", "SetProfile", "Apply", "Revert", "Reload", "Plan", "Verify", "GetCpuDomains",
