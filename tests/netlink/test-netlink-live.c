@@ -147,7 +147,6 @@ static void test_forgeries(ProcEvents *pe, Seen *s)
 	struct cn_msg cn = { .id = { CN_IDX_PROC, CN_VAL_PROC }, .len = sizeof(struct proc_event) };
 	struct proc_event ev = { .what = PROC_EVENT_EXEC };
 	ProcEventsStats st;
-	uint64_t before = s->n_exec;
 
 	check(uevents_new(NULL, NULL, &ue, &err) == 0);
 	if (!ue) {
@@ -175,9 +174,39 @@ static void test_forgeries(ProcEvents *pe, Seen *s)
 		procevents_get_stats(pe, &st);
 		check_int(st.forged, forged + 1);
 	}
-	/* Other processes may exec meanwhile; pid 1 must not have. */
-	(void)before;
 	printf("forged uevent and proc event from user space dropped\n");
+}
+
+/* A listener that is not read while 1,000 processes come and go overruns:
+ * -ENOBUFS once (after handling what was still queued), then normal. */
+static void test_overrun(void)
+{
+	_cleanup_(procevents_freep) ProcEvents *pe = NULL;
+	_cleanup_free_ char *err = NULL;
+	Seen s = { .root_fd = -EBADF };
+	ProcEventsStats st;
+	int small = 4096, r;
+
+	check(procevents_new(on_event, &s, &pe, &err) == 0);
+	if (!pe)
+		return;
+	check(setsockopt(procevents_get_fd(pe), SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)) == 0);
+	for (unsigned i = 0; i < 1000; i++) {
+		pid_t pid = spawn_true();
+
+		if (pid > 0)
+			(void)waitpid(pid, NULL, 0);
+	}
+	r = procevents_process(pe);
+	check_int(r, -ENOBUFS);
+	check(procevents_error(pe) && strstr(procevents_error(pe), "overrun"));
+	procevents_get_stats(pe, &st);
+	check(st.overruns >= 1);
+	check(s.n_exec + s.n_exit > 0);      /* what was queued was handled */
+	r = procevents_process(pe);
+	check(r >= 0);
+	printf("overrun: -ENOBUFS once after %" PRIu64 " queued events, then %d\n",
+	       s.n_exec + s.n_exit, r);
 }
 
 /*
@@ -282,6 +311,7 @@ int main(void)
 
 	test_exec_seen(pe, &s);
 	test_forgeries(pe, &s);
+	test_overrun();
 
 	for (int coalesce = 0; coalesce <= 10; coalesce += 10) {
 		cpu = burst(pe, &s, coalesce, &overruns, &wakeups, &wall);

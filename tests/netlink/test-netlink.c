@@ -122,7 +122,7 @@ static const struct {
 	{ "NLMSG_NOOP", { .nl_type = NLMSG_NOOP, .what = PROC_EVENT_EXEC, .pid = 1, .tgid = 1, .cn_len = -1 },
 	  0, PROCEV_OTHER, 0, 0, 0 },
 	{ "NLMSG_ERROR EPERM", { .nl_type = NLMSG_ERROR, .nlerr = -EPERM }, 0, PROCEV_ACK, 0, 0, EPERM },
-	{ "trailing padding after the message",
+	{ "nlmsg_len shorter than cn_msg.len says",
 	  { .what = PROC_EVENT_EXEC, .pid = 9, .tgid = 9, .cn_len = -1, .nl_len_delta = -4, .cut = 0 },
 	  -EBADMSG, 0, 0, 0, 0 },
 
