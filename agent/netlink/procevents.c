@@ -133,6 +133,7 @@ struct ProcEvents {
 	struct nl_sock *sk;
 	int fd;
 	uint32_t listen_seq;
+	bool listening;          /* LISTEN sent: IGNORE on the way out */
 	ProcEventHandler handler;
 	void *userdata;
 	char *error;
@@ -140,10 +141,17 @@ struct ProcEvents {
 	uint8_t buf[8192] __attribute__((aligned(8)));
 };
 
+static int send_op(ProcEvents *pe, uint32_t op, bool filtered);
+
 ProcEvents *procevents_free(ProcEvents *pe)
 {
 	if (!pe)
 		return NULL;
+	/* Kernels before 6.6 count listeners only by LISTEN/IGNORE, not by
+	 * socket lifetime: without IGNORE they keep generating events for
+	 * nobody. Newer kernels see the IGNORE and do not count twice. */
+	if (pe->sk && pe->listening)
+		(void)send_op(pe, PROC_CN_MCAST_IGNORE, false);
 	nlsock_free(pe->sk);
 	free(pe->error);
 	free(pe);
@@ -194,11 +202,11 @@ struct proc_listen_filtered {
 	uint32_t event_type;
 };
 
-static int send_listen(ProcEvents *pe, bool filtered)
+static int send_op(ProcEvents *pe, uint32_t op, bool filtered)
 {
 	uint8_t msg[sizeof(struct cn_msg) + sizeof(struct proc_listen_filtered)] = {};
 	struct proc_listen_filtered in = {
-		.mcast_op = PROC_CN_MCAST_LISTEN,
+		.mcast_op = op,
 		.event_type = PROC_EVENT_EXEC | PROC_EVENT_EXIT,
 	};
 	struct cn_msg cn = {
@@ -301,11 +309,13 @@ int procevents_new(ProcEventHandler handler, void *userdata, ProcEvents **ret, c
 	/* Unique per socket, so our ack is recognisable among others'. */
 	pe->listen_seq = nl_socket_get_local_port(pe->sk);
 
-	r = send_listen(pe, false);
-	if (r >= 0)
+	r = send_op(pe, PROC_CN_MCAST_LISTEN, false);
+	if (r >= 0) {
+		pe->listening = true;
 		r = wait_ack(pe, PROCEVENTS_ACK_TIMEOUT_MSEC);
+	}
 	if (r >= 0)
-		r = send_listen(pe, true);
+		r = send_op(pe, PROC_CN_MCAST_LISTEN, true);
 	if (r < 0 && !pe->error)
 		pe_fail(pe, r, "proc connector: sending PROC_CN_MCAST_LISTEN: %s", strerror(-r));
 	if (r < 0) {
