@@ -1,0 +1,256 @@
+#!/bin/sh
+# SPDX-License-Identifier: LGPL-2.1-or-later
+#
+# Install test: build the .deb, install it into a fresh Debian 12 chroot that
+# this test creates (debootstrap, minbase), run topotunectl there against a
+# generated sysroot, reinstall it (the upgrade path of the maintainer
+# scripts), purge it, and check that nothing of it is left behind.
+#
+# Usage: tests/install/run.sh            (as root; slow: see README)
+#   TOPOTUNE_DEB=FILE        test this .deb instead of building one
+#   TOPOTUNE_WORKTREE=1      build from the working tree, not from HEAD
+#   TOPOTUNE_CACHE_DIR=DIR   debootstrap tarball cache (/var/cache/topotune)
+#   TOPOTUNE_MIRROR=URI      Debian mirror (default: from this machine's apt sources)
+#   TOPOTUNE_SPEC=NAME       sysroot spec (default hygon-7447v-2s-nps6)
+#   TOPOTUNE_KEEP=1          keep the work directory
+#   DEB_BUILD_OPTIONS        passed on (default "nocheck": the unit tests run elsewhere)
+#
+# Prints PASS/FAIL per check and ends with "N passed, M failed"; exit 0 only
+# when every check passed. The host is not changed apart from the cache.
+set -eu
+
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+SUITE=bookworm
+CACHE_DIR=${TOPOTUNE_CACHE_DIR:-/var/cache/topotune}
+SPEC=${TOPOTUNE_SPEC:-hygon-7447v-2s-nps6}
+passed=0
+failed=0
+
+pass() { echo "PASS: $*"; passed=$((passed + 1)); }
+fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
+note() { echo "# $*"; }
+summary() { echo "$passed passed, $failed failed"; }
+
+if [ "$(id -u)" != 0 ]; then
+	echo "SKIP: tests/install/run.sh needs root (debootstrap, chroot)"
+	exit 77
+fi
+for tool in debootstrap dpkg-buildpackage dh python3 git; do
+	if ! command -v "$tool" >/dev/null; then
+		echo "SKIP: $tool missing (apt-get install debootstrap dpkg-dev debhelper python3 git)"
+		exit 77
+	fi
+done
+
+# The first URIs: of the first deb stanza in the machine's apt sources, or the
+# first "deb URI bookworm" line of sources.list; never a hard-coded host.
+mirror() {
+	if [ -n "${TOPOTUNE_MIRROR:-}" ]; then
+		echo "$TOPOTUNE_MIRROR"
+		return
+	fi
+	for f in /etc/apt/sources.list.d/*.sources; do
+		[ -f "$f" ] || continue
+		awk -v suite="$SUITE" '
+			/^[[:space:]]*$/ { if (uri != "" && ok) { print uri; exit } uri = ""; ok = 0; next }
+			/^URIs:/ { uri = $2 }
+			/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) ok = 1 }
+			END { if (uri != "" && ok) print uri }' "$f" | head -n1
+	done | head -n1 | grep . && return
+	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
+		[ -f "$f" ] || continue
+		awk -v suite="$SUITE" '$1 == "deb" && $0 ~ " " suite " " {
+			for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) { print $i; exit } }' "$f"
+	done | head -n1
+}
+
+WORK=$(mktemp -d /var/tmp/topotune-install.XXXXXX)
+CH="$WORK/chroot"
+cleanup() {
+	# Never leave a mount behind; only then remove the tree.
+	for m in "$CH/proc"; do
+		if mountpoint -q "$m" 2>/dev/null; then umount "$m" || umount -l "$m"; fi
+	done
+	if [ "${TOPOTUNE_KEEP:-0}" = 1 ]; then
+		echo "# kept $WORK"
+	else
+		rm -rf "$WORK"
+	fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+t0=$(date +%s)
+
+# 1. the debootstrap tarball, cached per suite and day
+MIRROR=$(mirror)
+if [ -z "$MIRROR" ]; then
+	fail "no Debian mirror found in /etc/apt/sources.list* (set TOPOTUNE_MIRROR)"
+	summary
+	exit 1
+fi
+mkdir -p "$CACHE_DIR"
+TARBALL="$CACHE_DIR/debootstrap-$SUITE-minbase-$(date +%Y%m%d).tgz"
+if [ ! -s "$TARBALL" ]; then
+	note "debootstrap $SUITE from $MIRROR into the cache (cold run)"
+	if nice debootstrap --variant=minbase "$SUITE" "$WORK/boot" "$MIRROR" >"$WORK/debootstrap.log" 2>&1; then
+		rm -rf "$WORK/boot/var/cache/apt/archives/"*.deb
+		tar -C "$WORK/boot" -czf "$TARBALL.tmp" . && mv "$TARBALL.tmp" "$TARBALL"
+		rm -rf "$WORK/boot"
+		# Older days' tarballs of this suite are stale now.
+		find "$CACHE_DIR" -maxdepth 1 -name "debootstrap-$SUITE-minbase-*.tgz" ! -path "$TARBALL" -delete
+	else
+		tail -n 20 "$WORK/debootstrap.log"
+		fail "debootstrap $SUITE $MIRROR"
+		summary
+		exit 1
+	fi
+fi
+pass "debootstrap tarball $TARBALL"
+
+# 2. the package, built from a copy of the tree (never in the clone: dpkg
+# writes its results to the parent directory)
+if [ -n "${TOPOTUNE_DEB:-}" ]; then
+	DEB=$TOPOTUNE_DEB
+else
+	mkdir -p "$WORK/src/topotune"
+	# The committed tree (HEAD), not whatever is half-written in the clone;
+	# TOPOTUNE_WORKTREE=1 takes the working tree (tracked and untracked files).
+	if [ "${TOPOTUNE_WORKTREE:-0}" = 1 ]; then
+		(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- . |
+			tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
+			tar -C "$WORK/src/topotune" -xf -
+	else
+		git -C "$SRC" archive HEAD | tar -C "$WORK/src/topotune" -xf -
+	fi
+	if (cd "$WORK/src/topotune" &&
+	    DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-nocheck}" \
+	    nice dpkg-buildpackage -us -uc -b) >"$WORK/build.log" 2>&1; then
+		DEB=$(ls "$WORK"/src/topotune_*.deb | grep -v dbgsym | head -n1)
+		pass "dpkg-buildpackage -us -uc -b ($(basename "$DEB"))"
+	else
+		tail -n 30 "$WORK/build.log"
+		fail "dpkg-buildpackage -us -uc -b (log above)"
+		summary
+		exit 1
+	fi
+fi
+
+# 3. the chroot
+mkdir -p "$CH"
+tar -C "$CH" -xzf "$TARBALL"
+cp -L /etc/resolv.conf "$CH/etc/resolv.conf" 2>/dev/null || true
+mount -t proc proc "$CH/proc"
+run() { chroot "$CH" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.UTF-8 DEBIAN_FRONTEND=noninteractive "$@"; }
+
+# The package's dependencies first, so that the snapshots differ only by
+# what topotune itself adds.
+deps=$(dpkg-deb -f "$DEB" Depends)
+if run apt-get -qq update >"$WORK/apt.log" 2>&1 &&
+   run apt-get -y -qq --no-install-recommends satisfy "$deps" >>"$WORK/apt.log" 2>&1; then
+	pass "dependencies installed: $deps"
+else
+	tail -n 20 "$WORK/apt.log"
+	fail "apt-get satisfy '$deps'"
+fi
+
+# What may differ between the snapshots: logs, caches, dpkg/apt bookkeeping.
+snapshot() {
+	(cd "$CH" && find . -xdev \
+		\( -path ./proc -o -path ./dev -o -path ./tmp -o -path ./run \
+		   -o -path ./var/log -o -path ./var/cache/apt -o -path ./var/cache/debconf \
+		   -o -path ./var/cache/ldconfig -o -path ./var/lib/apt \
+		   -o -path ./var/lib/dpkg -o -path ./srv/sysroot \
+		   -o -path ./var/cache/man -o -path ./etc/ld.so.cache \
+		   -o -path ./root/.ansible \) -prune -o -print | LC_ALL=C sort)
+}
+snapshot >"$WORK/before.txt"
+
+# 4. install, use, reinstall
+cp "$DEB" "$CH/tmp/topotune.deb"
+if run dpkg -i /tmp/topotune.deb >"$WORK/dpkg-i.log" 2>&1; then
+	pass "dpkg -i $(basename "$DEB")"
+else
+	cat "$WORK/dpkg-i.log"
+	fail "dpkg -i $(basename "$DEB")"
+fi
+
+for f in /usr/bin/topotunectl /etc/topotune/topotune.conf \
+	 /usr/lib/topotune/profiles/balanced.ini /usr/lib/topotune/hardware.d \
+	 /etc/topotune/profiles /etc/topotune/hardware.d /etc/topotune/topotune.conf.d \
+	 /usr/share/man/man1/topotunectl.1.gz /usr/share/man/man5/topotune.conf.5.gz \
+	 /usr/share/man/man5/topotune.profile.5.gz /usr/share/man/man5/org.topotune1.5.gz \
+	 /usr/share/man/man8/topotuned.8.gz /usr/share/bash-completion/completions/topotunectl; do
+	if [ -e "$CH$f" ]; then pass "installed $f"; else fail "installed $f"; fi
+done
+# dh_installsystemd enabled the unit (and its D-Bus alias) without a running systemd.
+for f in /etc/systemd/system/multi-user.target.wants/topotuned.service \
+	 /etc/systemd/system/dbus-org.topotune1.service; do
+	if [ -L "$CH$f" ]; then pass "enabled: $f"; else fail "enabled: $f"; fi
+done
+if run dpkg-query -W -f='${Conffiles}\n' topotune | grep -q ' /etc/topotune/topotune.conf '; then
+	pass "/etc/topotune/topotune.conf is a conffile"
+else
+	fail "/etc/topotune/topotune.conf is a conffile"
+fi
+
+python3 "$SRC/tests/sysroot/gen-sysroot.py" -q "$SPEC" "$CH/srv/sysroot"
+if run topotunectl --root /srv/sysroot topology >"$WORK/topology.txt" 2>&1 &&
+   grep -q '^CPU' "$WORK/topology.txt"; then
+	pass "topotunectl --root /srv/sysroot topology ($SPEC)"
+	sed 's/^/    /' "$WORK/topology.txt" | head -n 12
+else
+	cat "$WORK/topology.txt"
+	fail "topotunectl --root /srv/sysroot topology ($SPEC)"
+fi
+# The installed configuration (--config-root /) against the fake machine.
+if run topotunectl --root /srv/sysroot --config-root / profiles >"$WORK/profiles.txt" 2>&1 &&
+   grep -q 'balanced' "$WORK/profiles.txt" && grep -q 'throughput' "$WORK/profiles.txt"; then
+	pass "topotunectl --config-root / profiles lists the installed profiles"
+else
+	cat "$WORK/profiles.txt"
+	fail "topotunectl --config-root / profiles"
+fi
+if run topotunectl --root /srv/sysroot --config-root / --kernel patched plan >"$WORK/plan.txt" 2>&1 &&
+   grep -q '/usr/lib/topotune/' "$WORK/plan.txt"; then
+	pass "topotunectl plan uses /usr/lib/topotune"
+else
+	cat "$WORK/plan.txt"
+	fail "topotunectl plan uses /usr/lib/topotune"
+fi
+
+# An administrator's edit of the conffile survives a reinstall.
+echo "# admin edit" >>"$CH/etc/topotune/topotune.conf"
+if run dpkg -i /tmp/topotune.deb >"$WORK/dpkg-i2.log" 2>&1 &&
+   tail -n1 "$CH/etc/topotune/topotune.conf" | grep -q 'admin edit'; then
+	pass "reinstall keeps the edited conffile"
+else
+	cat "$WORK/dpkg-i2.log"
+	fail "reinstall keeps the edited conffile"
+fi
+
+# 5. purge, and compare
+rm -f "$CH/tmp/topotune.deb"
+if run dpkg --purge topotune >"$WORK/purge.log" 2>&1; then
+	pass "dpkg --purge topotune"
+else
+	cat "$WORK/purge.log"
+	fail "dpkg --purge topotune"
+fi
+if run dpkg-query -W -f='${db:Status-Abbrev}' topotune 2>/dev/null | grep -q '^.[^n]'; then
+	fail "dpkg still knows topotune: $(run dpkg-query -W -f='${db:Status-Abbrev}' topotune)"
+else
+	pass "dpkg has no record of topotune"
+fi
+rm -rf "$CH/srv/sysroot"
+snapshot >"$WORK/after.txt"
+if diff -u "$WORK/before.txt" "$WORK/after.txt" >"$WORK/leftover.diff"; then
+	pass "nothing left behind after purge ($(wc -l <"$WORK/before.txt") paths compared)"
+else
+	sed -n '3,$p' "$WORK/leftover.diff" | grep '^[-+]' | head -n 40
+	fail "files differ after purge (above: - missing, + left behind)"
+fi
+
+note "took $(($(date +%s) - t0)) s"
+summary
+[ "$failed" = 0 ]
