@@ -14,7 +14,7 @@
 
 static const char *const changed_properties[] = {
 	"State", "StateReasons", "ActiveProfile", "Settings", "IsolatedCpus", "HousekeepingCpus",
-	"RebootRequired", "PendingKernelCmdline", "DomainLayout", NULL,
+	"RebootRequired", "PendingKernelCmdline", "DomainLayout", "KernelCapabilities", NULL,
 };
 
 void manager_emit_changed(Manager *m)
@@ -745,7 +745,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("CpuName", "s", property_get_cpu_name, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("Topology", "a{sv}", property_get_topology, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("Settings", "a(sssbs)", property_get_settings, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-	SD_BUS_PROPERTY("KernelCapabilities", "a{sb}", property_get_kernel_caps, 0, 0),
+	SD_BUS_PROPERTY("KernelCapabilities", "a{sb}", property_get_kernel_caps, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),
 	SD_BUS_PROPERTY("IsolatedCpus", "s", property_get_isolated, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("HousekeepingCpus", "s", property_get_housekeeping, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("RebootRequired", "b", property_get_reboot_required, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),

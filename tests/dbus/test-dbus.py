@@ -638,6 +638,52 @@ try:
     check("rollback = not-on-exit: stop leaves the tuned values and the record",
           rc == 0 and rd(tt, RELAX) == "3" and os.path.exists(os.path.join(tt, "run/topotune/state")))
 
+    # ======================= units/org.topotune1.conf on a system-bus policy ============
+    if os.path.exists("/usr/share/dbus-1/system.conf"):
+        with open("/usr/share/dbus-1/system.conf") as f:
+            conf = f.read()
+        psock = os.path.join(base, "policy.sock")
+        for pat in (r"<user>.*?</user>", r"<pidfile>.*?</pidfile>", r"<servicehelper>.*?</servicehelper>",
+                    r"<includedir>.*?</includedir>", r"<include[ >].*?</include>", r"<standard_system_servicedirs/>"):
+            conf = re.sub(pat, "", conf, flags=re.S)
+        conf = re.sub(r"<listen>.*?</listen>", f"<listen>unix:path={psock}</listen>", conf)
+        conf = conf.replace("</busconfig>", f"<include>{os.path.join(SRC, 'units/org.topotune1.conf')}</include>\n"
+                            "</busconfig>")
+        with open(os.path.join(base, "policy.conf"), "w") as f:
+            f.write(conf)
+        pol = spawn(["dbus-daemon", "--nofork", "--nopidfile", "--config-file", os.path.join(base, "policy.conf")],
+                    os.path.join(base, "policy-bus.log"))
+        for _ in range(100):
+            if os.path.exists(psock):
+                break
+            time.sleep(0.05)
+        paddr = f"unix:path={psock}"
+        pd = spawn([TOPOTUNED, "--root", vm, "--bus-address", paddr, "--no-systemd"], os.path.join(base, "policy-d.log"))
+        nobody = ["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "busctl", f"--address={paddr}"]
+
+        def nb(*a):
+            r = subprocess.run(nobody + list(a), capture_output=True, text=True, timeout=30)
+            return r.returncode, r.stdout + r.stderr
+
+        for _ in range(100):
+            if nb("get-property", NAME, PATH, IFACE, "State")[0] == 0:
+                break
+            time.sleep(0.05)
+        ok_reads = nb("get-property", NAME, PATH, IFACE, "State")[0] == 0 and nb("call", NAME, PATH, IFACE,
+                                                                              "ListProfiles")[0] == 0
+        rc_apply, out_apply = nb("call", NAME, PATH, IFACE, "Apply", "b", "false")
+        rc_set, _ = nb("call", NAME, PATH, "org.freedesktop.DBus.Properties", "Set", "ssv", IFACE, "State", "s", "x")
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", TOPOTUNED, "--root", vm,
+                            "--bus-address", paddr, "--no-systemd"], capture_output=True, text=True, timeout=30)
+        check("units/org.topotune1.conf: anyone reads, mutations reach topotuned (polkit decides), "
+              "Set and owning the name are root's",
+              ok_reads and rc_apply != 0 and "Denied Apply" in log_text(os.path.join(base, "policy-d.log"))
+              and rc_set != 0 and r.returncode != 0 and "Permission denied" in r.stderr,
+              f"reads={ok_reads} apply={rc_apply} {out_apply} set={rc_set} own={r.returncode} {r.stderr[-200:]}")
+        stop_daemon(pd)
+        pol.terminate()
+        pol.wait()
+
     logs = "".join(log_text(os.path.join(base, f)) for f in os.listdir(base) if f.endswith(".log"))
     check("every topotuned stopped with exit 0, no sanitizer report",
           not bad_exits and "Sanitizer" not in logs and "runtime error:" not in logs,
