@@ -684,6 +684,19 @@ try:
         pol.terminate()
         pol.wait()
 
+    # ======================= the journal catalog parses ===============================
+    if shutil.which("journalctl"):
+        croot = os.path.join(base, "catalog-root")
+        os.makedirs(os.path.join(croot, "usr/lib/systemd/catalog"))
+        os.makedirs(os.path.join(croot, "var/lib/systemd/catalog"))
+        shutil.copy(os.path.join(SRC, "units/topotune.catalog"), os.path.join(croot, "usr/lib/systemd/catalog"))
+        subprocess.run(["journalctl", f"--root={croot}", "--update-catalog"], capture_output=True, timeout=30)
+        r = subprocess.run(["journalctl", f"--root={croot}", "--list-catalog"], capture_output=True, text=True,
+                           timeout=30)
+        ids = re.findall(r"^-- ([0-9a-f]{32})", log_text(os.path.join(SRC, "units/topotune.catalog")), re.M)
+        check("units/topotune.catalog: journalctl indexes every message id topotuned sends",
+              len(ids) == 3 and all(i in r.stdout for i in ids), r.stdout + r.stderr)
+
     logs = "".join(log_text(os.path.join(base, f)) for f in os.listdir(base) if f.endswith(".log"))
     check("every topotuned stopped with exit 0, no sanitizer report",
           not bad_exits and "Sanitizer" not in logs and "runtime error:" not in logs,
