@@ -183,6 +183,17 @@ for f in /usr/bin/topotunectl /etc/topotune/topotune.conf \
 	 /usr/share/man/man8/topotuned.8.gz /usr/share/bash-completion/completions/topotunectl; do
 	if [ -e "$CH$f" ]; then pass "installed $f"; else fail "installed $f"; fi
 done
+# Every shipped profile and hardware rule of the tree the package came from
+# (conf/meson.build lists them one by one).
+CONF="$SRC/conf"
+[ -d "$WORK/src/topotune/conf" ] && CONF="$WORK/src/topotune/conf"
+missing=""
+for f in "$CONF"/profiles/*.ini "$CONF"/hardware.d/*.ini; do
+	rel=${f#"$CONF"/}
+	cmp -s "$f" "$CH/usr/lib/topotune/$rel" || missing="$missing $rel"
+done
+if [ -z "$missing" ]; then pass "every conf/profiles and conf/hardware.d file installed unchanged"; else
+	fail "not installed (or different):$missing"; fi
 # dh_installsystemd enabled the unit (and its D-Bus alias) without a running systemd.
 for f in /etc/systemd/system/multi-user.target.wants/topotuned.service \
 	 /etc/systemd/system/dbus-org.topotune1.service; do
