@@ -559,6 +559,26 @@ try:
           and "relax_domain_level=3" in str(prop("PendingKernelCmdline")), str(e))
     stop_daemon(d)
 
+    # ======================= configuration errors at start ==============================
+    with open(os.path.join(vm, "etc/topotune/topotune.conf.d/70-bad.conf"), "w") as f:
+        f.write("[daemon]\nprofile = nope\n")
+    before = snapshot(vm)
+    d, ok = start_daemon(vm, vlog)
+    reasons = [str(s) for s in prop("StateReasons")] if ok else []
+    check("selected profile does not exist: topotuned serves State failed with the reason, changes nothing",
+          ok and str(prop("State")) == "failed" and any("nope" in r for r in reasons)
+          and not snap_diff(before, snapshot(vm)), str(reasons))
+    e = call_error(mgr().SetProfile, "balanced", False)
+    check("... and SetProfile recovers from it", e[0] is None and str(prop("State")) in ("applied", "degraded"), str(e))
+    stop_daemon(d)
+    with open(os.path.join(vm, "etc/topotune/topotune.conf.d/70-bad.conf"), "w") as f:
+        f.write("[daemon]\nrollback = sometimes\n")
+    r = subprocess.run([TOPOTUNED, "--root", vm, "--bus-address", ADDR, "--no-systemd"], capture_output=True,
+                       text=True, timeout=30)
+    check("a bad topotune.conf: topotuned exits non-zero naming FILE:LINE",
+          r.returncode != 0 and "/etc/topotune/topotune.conf.d/70-bad.conf:2" in r.stderr, r.stderr)
+    os.unlink(os.path.join(vm, "etc/topotune/topotune.conf.d/70-bad.conf"))
+
     # ======================= lockdown: debugfs feature only, not writable ============
     lk = make_tree("lockdown", "hygon-7447v-2s-nps3", ["kernel.patched=no", "kernel.lockdown=integrity"])
     with open(os.path.join(lk, "sys/kernel/debug/sched/features"), "a") as f:
