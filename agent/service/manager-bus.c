@@ -553,6 +553,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	if (r < 0)
 		return sd_bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "Configuration not reloaded: %s",
 					 err ?: strerror(-r));
+	(void)manager_workload_setup(m);
 	return switch_and_reply(m, msg, NULL, "Reload", false, error);
 }
 

@@ -40,6 +40,7 @@ Manager *manager_free(Manager *m)
 	if (!m)
 		return NULL;
 	sd_event_source_unref(m->verify_timer);
+	manager_events_done(m);
 	manager_auth_cancel(m);
 	sd_bus_flush_close_unref(m->bus);
 	sd_event_unref(m->event);
@@ -74,6 +75,7 @@ int manager_new(Manager **ret)
 		return -ENOMEM;
 	m->root_fd = -EBADF;
 	m->use_systemd = true;
+	m->workload_hold_usec = 30 * 1000000ULL;
 	m->state = MANAGER_OFF;
 	profile_settings_init(&m->settings);
 	*ret = m;
@@ -288,8 +290,11 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 	PlanInput in;
 	int r;
 
+	/* SetProfile() beats a workload rule, which beats the configuration. */
 	if (!name)
 		name = m->profile_override;
+	if (!name)
+		name = m->workload_profile;
 	if (!name) {
 		r = profile_select(m->config, m->rules, m->n_rules, &m->facts, &selected, NULL);
 		if (r < 0)
@@ -434,6 +439,12 @@ int manager_state_reasons(Manager *m, char ***ret)
 		r = strv_extend(&l, m->plan_error);
 	if (r >= 0 && m->recovered)
 		r = strv_push(&l, strdup(m->recovered));
+	if (r >= 0 && m->workload_rule && m->workload_profile)
+		r = strv_push(&l, strprintf("workload rule %s has running processes: profile %s%s", m->workload_rule,
+					    m->workload_profile,
+					    m->profile_override ? " wanted, but SetProfile() chose explicitly" : ""));
+	if (r >= 0 && m->workload_note)
+		r = strv_extend(&l, m->workload_note);
 	for (size_t i = 0; r >= 0 && m->plan && i < _SETTING_MAX; i++) {
 		const PlanStep *st = &m->plan->steps[i];
 
@@ -616,6 +627,23 @@ int manager_recover(Manager *m)
 	return n;
 }
 
+int manager_reload_topology(Manager *m)
+{
+	Topology *t = NULL;
+	int r;
+
+	r = topology_load(m->root_fd, &t);
+	if (r < 0)
+		return r;
+	topology_free(m->topology);
+	m->topology = t;
+	m->facts.packages = (unsigned)t->packages.n;
+	m->facts.cpus = cpuset_count(&t->online);
+	m->facts.nodes_per_package = t->nodes_per_package;
+	m->facts.smt = t->threads_per_core > 1;
+	return 0;
+}
+
 int manager_reload(Manager *m, char **ret_error)
 {
 	int r;
@@ -623,6 +651,8 @@ int manager_reload(Manager *m, char **ret_error)
 	r = manager_load_config(m, ret_error);
 	if (r < 0)
 		return r;
+	/* Profiles may have new [workload] rules, and processes come and go. */
+	(void)manager_workload_setup(m);
 	r = manager_switch(m, NULL, "reload", ret_error);
 	if (r < 0)
 		return r;

@@ -8,6 +8,9 @@
 #include "applier.h"
 #include "domains-live.h"
 #include "planner.h"
+#include "procevents.h"
+#include "uevents.h"
+#include "workload.h"
 
 /*
  * The daemon's state, all of it: what was discovered, what is wanted, what
@@ -82,6 +85,17 @@ typedef struct Manager {
 	int auth_result;
 	sd_bus_error auth_error;
 	bool applying;
+
+	/* manager-events.c: workload rules and CPU hotplug */
+	WorkloadTracker *workload;
+	uint64_t workload_hold_usec;
+	char *workload_profile;      /* what the workload rules want now; NULL: the configured one */
+	char *workload_rule;         /* the rule in force, "comm:mysqld" */
+	char *workload_note;         /* why process events are not followed */
+	ProcEvents *procevents;
+	UEvents *uevents;
+	Debouncer hotplug;
+	sd_event_source *proc_io, *uevent_io, *workload_timer, *hotplug_timer;
 } Manager;
 
 const char *manager_state_to_string(ManagerState s) _const_;
@@ -108,6 +122,12 @@ int manager_recover(Manager *m);
 void manager_verify_now(Manager *m);
 int manager_arm_verify_timer(Manager *m);
 int manager_reload(Manager *m, char **ret_error);
+int manager_reload_topology(Manager *m);
+
+/* manager-events.c */
+int manager_workload_setup(Manager *m);
+int manager_listen(Manager *m);
+void manager_events_done(Manager *m);
 
 /* Settings, state and reasons as the bus shows them. */
 void manager_update_state(Manager *m);

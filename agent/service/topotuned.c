@@ -56,18 +56,21 @@ static void help(void)
 	       "     --root DIR           Operate on the system below DIR (default: /)\n"
 	       "     --bus-address ADDR   Connect to this bus instead of the system bus\n"
 	       "     --no-systemd         Write the isolation cgroup directly, not through systemd\n"
+	       "     --workload-hold SEC  Keep a workload's profile SEC seconds after its last\n"
+	       "                          process exits (default 30)\n"
 	       "  -v --verbose            Debug logging\n");
 }
 
 static int parse_argv(int argc, char *argv[], Manager *m)
 {
-	enum { ARG_VERSION = 0x100, ARG_ROOT, ARG_BUS_ADDRESS, ARG_NO_SYSTEMD };
+	enum { ARG_VERSION = 0x100, ARG_ROOT, ARG_BUS_ADDRESS, ARG_NO_SYSTEMD, ARG_WORKLOAD_HOLD };
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{ "root", required_argument, NULL, ARG_ROOT },
 		{ "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
 		{ "no-systemd", no_argument, NULL, ARG_NO_SYSTEMD },
+		{ "workload-hold", required_argument, NULL, ARG_WORKLOAD_HOLD },
 		{ "verbose", no_argument, NULL, 'v' },
 		{}
 	};
@@ -92,6 +95,14 @@ static int parse_argv(int argc, char *argv[], Manager *m)
 		case ARG_NO_SYSTEMD:
 			m->use_systemd = false;
 			break;
+		case ARG_WORKLOAD_HOLD: {
+			unsigned sec;
+
+			if (safe_atou_base(optarg, 10, &sec) < 0)
+				return log_error_errno(-EINVAL, "--workload-hold: expected seconds, got '%s'", optarg);
+			m->workload_hold_usec = (uint64_t)sec * 1000000ULL;
+			break;
+		}
 		case 'v':
 			log_set_max_level(LOG_DEBUG);
 			break;
@@ -165,6 +176,11 @@ static int run(int argc, char *argv[])
 	if (r < 0)
 		return r;
 
+	/* Which profile running workloads ask for, before the first plan. */
+	r = manager_workload_setup(m);
+	if (r > 0)
+		log_info("%d workload rule%s loaded.", r, r == 1 ? "" : "s");
+
 	/* A profile that does not load or apply changes nothing: serve State=failed and say why. */
 	r = manager_switch(m, NULL, "start", &err);
 	if (r < 0 && m->apply_error)
@@ -177,6 +193,9 @@ static int run(int argc, char *argv[])
 		log_error("Starting without tuning: %s", m->plan_error);
 	}
 	r = manager_arm_verify_timer(m);
+	if (r < 0)
+		return r;
+	r = manager_listen(m);
 	if (r < 0)
 		return r;
 

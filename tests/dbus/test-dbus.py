@@ -515,6 +515,38 @@ try:
     left = [k for k in snap_diff(orig, snapshot(main)) if not k.startswith("etc/topotune")]
     check("stop after all that: byte-exact originals", not left, str(left))
 
+    # ======================= workload rules: a running mysqld selects a profile =========
+    wl = make_tree("workload", "hygon-7447v-2s-nps3")
+    os.makedirs(os.path.join(wl, "etc/topotune/profiles"), exist_ok=True)
+    wr(wl, "etc/topotune/profiles/db-auto.ini",
+       "[profile]\ndescription = test: database tuning while mysqld runs\ninclude = latency\n"
+       "[workload]\ncomm = mysqld\n")
+
+    def fake_process(pid, comm):
+        d = os.path.join(wl, "proc", str(pid))
+        os.makedirs(d, exist_ok=True)
+        wr(wl, f"proc/{pid}/comm", comm + "\n")
+        wr(wl, f"proc/{pid}/cgroup", "0::/system.slice/mysql.service\n")
+
+    fake_process(4242, "mysqld")
+    wlog = os.path.join(base, "topotuned-workload.log")
+    argv_wl = [TOPOTUNED, "--root", wl, "--bus-address", ADDR, "--no-systemd", "--workload-hold", "1"]
+    d = spawn(argv_wl, wlog)
+    ok = wait_name(d)
+    prop("State") if ok else None
+    reasons = [str(s) for s in prop("StateReasons")] if ok else []
+    check("workload rule comm:mysqld with a running mysqld: its profile at start, StateReasons names the rule",
+          ok and str(prop("ActiveProfile")) == "db-auto" and rd(wl, RELAX) == "3"
+          and any("workload rule comm:mysqld" in r for r in reasons), f"{reasons} {log_text(wlog)[-800:]}")
+    shutil.rmtree(os.path.join(wl, "proc/4242"))
+    d.send_signal(signal.SIGHUP)   # a sysroot has no proc connector: reload rescans
+    end = time.time() + 8
+    while time.time() < end and str(prop("ActiveProfile")) != "balanced":
+        time.sleep(0.1)
+    check("mysqld gone: SIGHUP rescans /proc, the configured profile comes back",
+          str(prop("ActiveProfile")) == "balanced" and rd(wl, RELAX) == "-1", log_text(wlog)[-800:])
+    stop_daemon(d)
+
     # ======================= a partition that refuses the write: rollback =========
     bad = make_tree("eisdir", "hygon-7447v-2s-nps3")
     slice_dir(bad, partition_as_dir=True)
