@@ -205,6 +205,8 @@ static void journal_drift(const char *setting, const char *want, const char *got
 
 /* --- discovery and configuration -------------------------------------------- */
 
+static void load_live_layout(Manager *m);
+
 int manager_discover(Manager *m)
 {
 	bool live = streq(m->root, "/");
@@ -245,6 +247,7 @@ int manager_discover(Manager *m)
 	r = applier_new(m->root_fd, NULL, &hooks, &m->applier);
 	if (r < 0)
 		return log_oom();
+	load_live_layout(m);
 	return 0;
 }
 
@@ -460,7 +463,8 @@ int manager_state_reasons(Manager *m, char ***ret)
 		r = strv_push(&l, manager_layout_is_live(m)
 				      ? strprintf("DomainLayout: as the kernel reports it (/proc/schedstat v%d%s)",
 						  m->live->schedstat_version, m->live->debugfs ? " and debugfs" : "")
-				      : strdup("DomainLayout: predicted by the planner (the kernel reports no layout)"));
+				      : m->plan ? strdup("DomainLayout: predicted by the planner (the kernel reports no layout)")
+						: strdup("DomainLayout: unknown (the kernel reports no layout, and there is no plan)"));
 	if (r < 0)
 		return -ENOMEM;
 	if (!l) {
