@@ -8,6 +8,7 @@
  * AllowedCPUs= on the isolation slice.
  */
 #include "config.h"
+#include "fileio.h"
 #include "log.h"
 #include "manager.h"
 #include "strutil.h"
@@ -383,6 +384,15 @@ GETTER(property_get_domain_layout)
 
 /* --- errors ------------------------------------------------------------------------ */
 
+/* The profile's own file is there (an -ENOENT is then about something it includes). */
+static bool profile_file_exists(Manager *m, const char *name)
+{
+	_cleanup_free_ char *etc = strprintf("etc/topotune/profiles/%s.ini", name),
+			    *usr = strprintf("usr/lib/topotune/profiles/%s.ini", name);
+
+	return (etc && path_exists_at(m->root_fd, etc)) || (usr && path_exists_at(m->root_fd, usr));
+}
+
 /* Map a failure of planning (profile stage) or applying to a named bus error. */
 static int reply_error(sd_bus_error *error, int r, const char *what, const char *detail)
 {
@@ -445,6 +455,8 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 
 	/* Validate: the profile loads and asks for nothing this machine cannot do. */
 	r = manager_compute(m, name, &p, &settings, &plan, &err);
+	if (r == -ENOENT && name && profile_file_exists(m, name))
+		r = -EBADMSG;   /* it exists; what it includes does not: the profile is invalid */
 	if (r < 0)
 		return reply_error(error, r, name ? name : "selected profile", err);
 	profile_settings_done(&settings);
@@ -577,6 +589,8 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 
 	r = manager_compute(m, *name ? name : NULL, &p, &settings, &plan, &err);
+	if (r == -ENOENT && *name && profile_file_exists(m, name))
+		r = -EBADMSG;
 	if (r < 0)
 		return reply_error(error, r, *name ? name : "selected profile", err);
 	profile_settings_done(&settings);

@@ -461,6 +461,10 @@ try:
     check("SetProfile(broken) -> InvalidProfile with FILE:LINE",
           e[0] == "org.topotune1.Error.InvalidProfile" and "/etc/topotune/profiles/broken.ini:4" in e[1], str(e))
     check("... and changes nothing", not snap_diff(before, snapshot(main)))
+    wr(main, "etc/topotune/profiles/inc.ini", "[profile]\ninclude = nothere\n")
+    e = call_error(mgr().SetProfile, "inc", False)
+    check("SetProfile(inc) whose include is missing -> InvalidProfile (not NoSuchProfile) with FILE:LINE",
+          e[0] == "org.topotune1.Error.InvalidProfile" and "/etc/topotune/profiles/inc.ini:2" in e[1], str(e))
     rc, out = ctl("set-profile", "broken")
     check("topotunectl set-profile broken: exit 2 with FILE:LINE", rc == 2 and "broken.ini:4" in out, out)
 
