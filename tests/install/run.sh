@@ -4,7 +4,8 @@
 # Install test: build the .deb, install it into a fresh Debian 12 chroot that
 # this test creates (debootstrap, minbase), run topotunectl there against a
 # generated sysroot, reinstall it (the upgrade path of the maintainer
-# scripts), purge it, and check that nothing of it is left behind.
+# scripts), purge it, and check that nothing of it is left behind. The
+# packaged topotuned also runs there once, on a private bus (--no-systemd).
 #
 # Usage: tests/install/run.sh            (as root; slow: see README)
 #   TOPOTUNE_DEB=FILE        test this .deb instead of building one
@@ -70,8 +71,13 @@ mirror() {
 
 WORK=$(mktemp -d /var/tmp/topotune-install.XXXXXX)
 CH="$WORK/chroot"
+BUS_PID=""
+D_PID=""
 cleanup() {
-	# Never leave a mount behind; only then remove the tree.
+	# Our processes in the chroot first, then the mount, then the tree.
+	for p in $D_PID $BUS_PID; do
+		kill "$p" 2>/dev/null && wait "$p" 2>/dev/null
+	done
 	for m in "$CH/proc"; do
 		if mountpoint -q "$m" 2>/dev/null; then umount "$m" || umount -l "$m"; fi
 	done
@@ -151,8 +157,8 @@ run() { chroot "$CH" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin LANG=C.U
 # what topotune itself adds.
 deps=$(dpkg-deb -f "$DEB" Depends)
 if run apt-get -qq update >"$WORK/apt.log" 2>&1 &&
-   run apt-get -y -qq --no-install-recommends satisfy "$deps" >>"$WORK/apt.log" 2>&1; then
-	pass "dependencies installed: $deps"
+   run apt-get -y -qq --no-install-recommends satisfy "$deps, dbus-daemon" >>"$WORK/apt.log" 2>&1; then
+	pass "dependencies installed: $deps (and dbus-daemon for the daemon check)"
 else
 	tail -n 20 "$WORK/apt.log"
 	fail "apt-get satisfy '$deps'"
@@ -233,6 +239,69 @@ else
 	cat "$WORK/plan.txt"
 	fail "topotunectl plan uses /usr/lib/topotune"
 fi
+
+# The packaged daemon on the fake machine, with the packaged configuration,
+# on a private bus inside the chroot (no systemd there: --no-systemd).
+mkdir -p "$CH/srv/sysroot/usr/lib" "$CH/srv/sysroot/etc/topotune"
+cp -r "$CH/usr/lib/topotune" "$CH/srv/sysroot/usr/lib/"
+mkdir -p "$CH/srv/sysroot/etc/topotune"
+cat >"$CH/tmp/bus.conf" <<'EOF'
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>system</type>
+  <listen>unix:path=/tmp/topotune-test-bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow send_type="method_call"/>
+  </policy>
+</busconfig>
+EOF
+BUSADDR=unix:path=/tmp/topotune-test-bus
+# Not through run(): a function in the background is a subshell, and $! must
+# be the process itself to signal and wait for it.
+chroot "$CH" /usr/bin/env -i PATH=/usr/bin:/bin dbus-daemon --nofork --nopidfile --config-file=/tmp/bus.conf \
+	>"$WORK/bus.log" 2>&1 &
+BUS_PID=$!
+i=0
+while [ ! -S "$CH/tmp/topotune-test-bus" ] && [ $i -lt 100 ]; do sleep 0.05; i=$((i + 1)); done
+chroot "$CH" /usr/libexec/topotune/topotuned --root /srv/sysroot --bus-address "$BUSADDR" --no-systemd \
+	>"$WORK/topotuned.log" 2>&1 &
+D_PID=$!
+i=0
+until run topotunectl --bus-address "$BUSADDR" status >"$WORK/status.txt" 2>&1; do
+	i=$((i + 1))
+	if [ $i -ge 100 ] || ! kill -0 "$D_PID" 2>/dev/null; then break; fi
+	sleep 0.1
+done
+if grep -q 'State: applied' "$WORK/status.txt"; then
+	pass "packaged topotuned serves org.topotune1 (topotunectl status: applied)"
+	sed 's/^/    /' "$WORK/status.txt" | head -n 8
+else
+	cat "$WORK/status.txt" "$WORK/topotuned.log"
+	fail "packaged topotuned serves org.topotune1"
+fi
+if run topotunectl --bus-address "$BUSADDR" verify --json >"$WORK/verify.txt" 2>&1; then
+	pass "topotunectl verify: exit 0 (in sync)"
+else
+	cat "$WORK/verify.txt"
+	fail "topotunectl verify"
+fi
+kill "$D_PID" 2>/dev/null || true
+SMTFILE="$CH/srv/sysroot/proc/sys/kernel/sched_smt_buddy_assist"
+if wait "$D_PID" && [ "$(cat "$SMTFILE")" = 0 ]; then
+	pass "topotuned stops with exit 0 and reverts (sched_smt_buddy_assist back to 0)"
+else
+	tail -n 5 "$WORK/topotuned.log"; fail "topotuned stop: exit or revert (smt=$(cat "$SMTFILE"))"; fi
+D_PID=""
+kill "$BUS_PID" 2>/dev/null || true
+wait "$BUS_PID" 2>/dev/null || true
+BUS_PID=""
+rm -f "$CH/tmp/bus.conf" "$CH/tmp/topotune-test-bus"
 
 # An administrator's edit of the conffile survives a reinstall.
 echo "# admin edit" >>"$CH/etc/topotune/topotune.conf"
