@@ -7,7 +7,7 @@
 # scripts), purge it, and check that nothing of it is left behind. The
 # packaged topotuned also runs there once, on a private bus (--no-systemd).
 #
-# Usage: tests/install/run.sh            (as root; slow: see README)
+# Usage: tests/install/run.sh            (as root; needs the Debian mirror)
 #   TOPOTUNE_DEB=FILE        test this .deb instead of building one
 #   TOPOTUNE_WORKTREE=1      build from the working tree, not from HEAD
 #   TOPOTUNE_CACHE_DIR=DIR   debootstrap tarball cache (/var/cache/topotune)
