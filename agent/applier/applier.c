@@ -317,11 +317,6 @@ static int read_current(Applier *a, WriteKind kind, const char *path, const char
 		*ret = strprintf("%c%s", has_token(s, ctrl) ? '+' : '-', ctrl);
 		break;
 	}
-	case WRITE_PARTITION:
-		/* "isolated invalid (reason)": the first word is what one writes. */
-		s[strcspn(s, WHITESPACE)] = '\0';
-		*ret = strdup(s);
-		break;
 	default:
 		/* Keep the bytes: revert writes back exactly what was there. */
 		*ret = TAKE_PTR(s);
@@ -342,6 +337,7 @@ static bool same_value(WriteKind kind, const char *cur, const char *value)
 		return streq(cur, value);
 	c = strdup(cur);
 	v = strdup(value);
+	/* Whole values: "isolated invalid (reason)" is not "isolated". */
 	return c && v && streq(strip(c), strip(v));
 }
 
@@ -371,11 +367,17 @@ static int read_back(Applier *a, WriteKind kind, const char *path, const char *v
 		if (has_token(s, value + 1) == (value[0] == '+'))
 			return 0;
 		break;
-	case WRITE_PARTITION:
+	case WRITE_PARTITION: {
+		_cleanup_free_ char *v = strdup(value);
+
+		if (!v)
+			return -ENOMEM;
 		strip(s);
-		if (startswith(s, value) && !strstr(s, "invalid"))
+		strip(v);
+		if (startswith(s, v) && !strstr(s, "invalid"))
 			return 0;
-		return fail(a, -EINVAL, "/%s: the kernel reports \"%s\" after writing \"%s\"", path, s, value);
+		return fail(a, -EINVAL, "/%s: the kernel reports \"%s\" after writing \"%s\"", path, s, v);
+	}
 	case WRITE_FILE:
 		if (streq(s, value))
 			return 0;
@@ -462,7 +464,7 @@ static int push(WriteList *l, SettingId s, WriteKind k, const char *path, const 
 	return 0;
 }
 
-static int plan_writes(Applier *a, const Plan *plan, WriteList *l)
+static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteList *l)
 {
 	int r = 0;
 
@@ -470,6 +472,8 @@ static int plan_writes(Applier *a, const Plan *plan, WriteList *l)
 		const PlanStep *st = &plan->steps[i];
 		bool on = streq(st->to, "on");
 
+		if (skip_mask & (1U << i))
+			continue;
 		if (st->action == STEP_PENDING_REBOOT && a->manage_bootloader && plan->kernel_cmdline &&
 		    !startswith(plan->kernel_cmdline, "-")) {
 			_cleanup_free_ char *v = strprintf(
@@ -550,10 +554,18 @@ static bool write_list_has(const WriteList *l, const char *path)
 	return false;
 }
 
-static void notify(Applier *a, const ChangeRecord *c, bool revert)
+static void notify(Applier *a, ChangeRecord *c, bool revert)
 {
-	if (a->hooks.changed)
-		a->hooks.changed(a->hooks.userdata, c, revert);
+	bool fill = !c->prev;
+
+	if (!a->hooks.changed)
+		return;
+	/* Unless the caller knows better, the replaced value is the other end of the record. */
+	if (fill)
+		c->prev = revert ? c->new : c->old;
+	a->hooks.changed(a->hooks.userdata, c, revert);
+	if (fill)
+		c->prev = NULL;
 }
 
 /* Restore record @i's original; on success drop it. */
@@ -600,6 +612,16 @@ static void rollback(Applier *a, Undo *undo, size_t n_undo)
 				notify(a, rec, true);
 			drop_record(a, (size_t)(rec - a->changes));
 		} else {
+			if (u->attempted) {
+				/* The hook hears the undo of this write: new -> before. */
+				char *saved_old = rec->old;
+
+				rec->old = u->before;
+				rec->prev = rec->new;
+				notify(a, rec, true);
+				rec->old = saved_old;
+				rec->prev = NULL;
+			}
 			free(rec->new);
 			rec->new = TAKE_PTR(u->prev_new);
 			rec->done = true;
@@ -614,25 +636,41 @@ static void rollback(Applier *a, Undo *undo, size_t n_undo)
 
 int applier_apply(Applier *a, const Plan *plan)
 {
+	return applier_apply_masked(a, plan, 0);
+}
+
+int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
+{
 	WriteList l = {};
 	Undo undo[ELEMENTSOF(l.w)] = {};
 	size_t n_undo = 0;
 	int r, writes = 0;
 
-	r = plan_writes(a, plan, &l);
+	r = plan_writes(a, plan, skip_mask, &l);
 	if (r < 0) {
 		write_list_done(&l);
 		return fail(a, r, "planning writes: %s", strerror(-r));
 	}
 
-	/* What we changed before and the new plan leaves alone goes back first. */
-	for (size_t i = a->n_changes; i > 0; i--)
-		if (!write_list_has(&l, a->changes[i - 1].path)) {
+	/*
+	 * What we changed before and the new plan leaves alone goes back first.
+	 * A setting the plan finds in sync (STEP_NONE) is in sync because of
+	 * our record: it stays.
+	 */
+	for (size_t i = a->n_changes; i > 0; i--) {
+		const ChangeRecord *c = &a->changes[i - 1];
+
+		if (skip_mask & (1U << c->setting))
+			continue;
+		if (plan->steps[c->setting].action == STEP_NONE)
+			continue;
+		if (!write_list_has(&l, c->path)) {
 			r = restore_one(a, i - 1);
 			if (r < 0)
 				goto out;
 			writes++;
 		}
+	}
 	r = state_save(a);
 	if (r < 0)
 		goto out;
@@ -679,8 +717,12 @@ int applier_apply(Applier *a, const Plan *plan)
 				r = -ENOMEM;
 				goto rollback;
 			}
-		} else
+		} else {
 			u->prev_new = TAKE_PTR(rec->new);
+			r = strdup_to(&rec->why, strempty(w->why));
+			if (r < 0)
+				goto rollback;
+		}
 		rec->new = strdup(w->value);
 		if (!rec->new) {
 			r = -ENOMEM;
@@ -697,7 +739,9 @@ int applier_apply(Applier *a, const Plan *plan)
 			goto rollback;
 		rec = find_record(a, w->path);
 		rec->done = true;
+		rec->prev = u->before;
 		notify(a, rec, false);
+		rec->prev = NULL;
 		writes++;
 	}
 	r = state_save(a);

@@ -30,7 +30,8 @@ typedef struct ChangeRecord {
 	char *path;       /* relative to the root: "proc/sys/kernel/sched_smt_buddy_assist" */
 	char *old;        /* original content (what revert writes back); NULL: did not exist */
 	char *new;        /* what we wrote */
-	char *why;        /* "FILE:LINE" or derivation */
+	char *why;        /* "FILE:LINE" or derivation of the latest write */
+	const char *prev; /* for the changed hook only: the value this change replaced */
 	bool done;        /* written and read back */
 } ChangeRecord;
 
@@ -91,6 +92,13 @@ extern const ApplierIo applier_io_default;
  * writes made (>= 0) or -errno.
  */
 int applier_apply(Applier *a, const Plan *plan);
+
+/*
+ * The same, leaving the settings in @skip_mask (bits 1 << SettingId) alone:
+ * neither written nor restored. For a daemon that backs off one setting
+ * another writer keeps changing while it keeps the others in shape.
+ */
+int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask);
 
 /* Restore every recorded change in reverse order; drop the record. */
 int applier_revert(Applier *a);
