@@ -304,7 +304,8 @@ int profile_load(int root_fd, const char *name, Profile **ret, char **ret_error)
 			return error_message(ret_error, r, "profile '%s' not found in %s", want,
 					     PROFILE_SEARCH_TEXT);
 		if (r == -ENOENT)
-			return error_message(ret_error, r, "%s:%u: included profile '%s' not found in %s",
+			/* -ENOLINK: a profile that exists but whose include does not. */
+			return error_message(ret_error, -ENOLINK, "%s:%u: included profile '%s' not found in %s",
 					     includer->profile->path, includer->include_line, want,
 					     vendor_only ? "/usr/lib/topotune/profiles" : PROFILE_SEARCH_TEXT);
 		if (r < 0)

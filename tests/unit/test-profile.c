@@ -516,7 +516,7 @@ static const struct {
 } load_bad[] = {
 	{ "cycle-a", -ELOOP, USR "cycle-b.ini:2: include cycle cycle-a -> cycle-b -> cycle-a" },
 	{ "self", -ELOOP, USR "self.ini:2: include cycle self -> self" },
-	{ "missing-include", -ENOENT,
+	{ "missing-include", -ENOLINK,
 	  USR "missing-include.ini:3: included profile 'nonexistent' " NOT_FOUND },
 	{ "bad-inner", -EINVAL,
 	  USR "has-error.ini:2: invalid value 'maybe' for smt_buddy_assist: expected on, off or keep" },
