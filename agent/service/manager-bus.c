@@ -384,15 +384,6 @@ GETTER(property_get_domain_layout)
 
 /* --- errors ------------------------------------------------------------------------ */
 
-/* The profile's own file is there (an -ENOENT is then about something it includes). */
-static bool profile_file_exists(Manager *m, const char *name)
-{
-	_cleanup_free_ char *etc = strprintf("etc/topotune/profiles/%s.ini", name),
-			    *usr = strprintf("usr/lib/topotune/profiles/%s.ini", name);
-
-	return (etc && path_exists_at(m->root_fd, etc)) || (usr && path_exists_at(m->root_fd, usr));
-}
-
 /* Map a failure of planning (profile stage) or applying to a named bus error. */
 static int reply_error(sd_bus_error *error, int r, const char *what, const char *detail)
 {
@@ -402,6 +393,7 @@ static int reply_error(sd_bus_error *error, int r, const char *what, const char 
 	case -EBADMSG:
 	case -EINVAL:
 	case -ELOOP:
+	case -ENOLINK:     /* an include= that does not exist */
 	case -ENOTUNIQ:
 		return sd_bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "%s", detail ?: what);
 	case -EOPNOTSUPP:
@@ -455,8 +447,6 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 
 	/* Validate: the profile loads and asks for nothing this machine cannot do. */
 	r = manager_compute(m, name, &p, &settings, &plan, &err);
-	if (r == -ENOENT && name && profile_file_exists(m, name))
-		r = -EBADMSG;   /* it exists; what it includes does not: the profile is invalid */
 	if (r < 0)
 		return reply_error(error, r, name ? name : "selected profile", err);
 	profile_settings_done(&settings);
@@ -589,8 +579,6 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 
 	r = manager_compute(m, *name ? name : NULL, &p, &settings, &plan, &err);
-	if (r == -ENOENT && *name && profile_file_exists(m, name))
-		r = -EBADMSG;
 	if (r < 0)
 		return reply_error(error, r, *name ? name : "selected profile", err);
 	profile_settings_done(&settings);

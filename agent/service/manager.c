@@ -56,7 +56,6 @@ Manager *manager_free(Manager *m)
 	safe_close(m->root_fd);
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		free(m->backoff_reason[i]);
-	strv_free(m->before);
 	free(m->apply_error);
 	free(m->plan_error);
 	free(m->recovered);
@@ -92,60 +91,11 @@ static char *display_value(const char *v)
 	return s ? strip_trailing(s) : NULL;
 }
 
-/*
- * The record keeps the original of each file, not what was there before a
- * later write; remember the files the record covers so that OLD= is the
- * value this very change replaced.
- */
-static void remember_before(Manager *m)
-{
-	m->before = strv_free(m->before);
-	for (size_t i = 0; i < m->applier->n_changes; i++) {
-		const ChangeRecord *c = &m->applier->changes[i];
-		char *v = NULL;
-
-		if (c->kind == WRITE_SYSTEMD || c->kind == WRITE_MKDIR)
-			continue;
-		if (read_file_at(m->root_fd, c->path, 0, &v, NULL) < 0)
-			continue;
-		if (strv_extend(&m->before, c->path) < 0 || strv_push(&m->before, v) < 0)
-			return;
-	}
-}
-
-static const char *before_value(const Manager *m, const char *path)
-{
-	for (char **p = m->before; p && p[0] && p[1]; p += 2)
-		if (streq(p[0], path))
-			return p[1];
-	return NULL;
-}
-
-/* After a write (or a rollback of it) the next change of @path starts from @value. */
-static void before_update(Manager *m, const char *path, const char *value)
-{
-	char *v;
-
-	if (!m->before || !value)
-		return;
-	for (char **p = m->before; p[0] && p[1]; p += 2)
-		if (streq(p[0], path)) {
-			v = strdup(value);
-			if (v) {
-				free(p[1]);
-				p[1] = v;
-			}
-			return;
-		}
-	if (strv_extend(&m->before, path) >= 0)
-		(void)strv_extend(&m->before, value);
-}
-
 static void journal_change(void *userdata, const ChangeRecord *c, bool revert)
 {
 	Manager *m = userdata;
 	const char *setting = setting_id_to_string(c->setting);
-	const char *old = before_value(m, c->path) ?: (revert ? c->new : c->old), *new = revert ? c->old : c->new;
+	const char *old = c->prev, *new = revert ? c->old : c->new;
 	_cleanup_free_ char *msg = NULL, *source = NULL, *why = NULL, *o = NULL, *old_text = NULL, *new_text = NULL;
 	int r;
 
@@ -187,7 +137,6 @@ static void journal_change(void *userdata, const ChangeRecord *c, bool revert)
 	/* Without journald (tests, containers) stderr is the record. */
 	if (r < 0 || !getenv("JOURNAL_STREAM"))
 		log_notice("%s", msg);
-	before_update(m, c->path, new);
 }
 
 static void journal_drift(const char *setting, const char *want, const char *got, const char *action)
@@ -275,14 +224,6 @@ int manager_load_config(Manager *m, char **ret_error)
 
 /* --- planning ----------------------------------------------------------------- */
 
-static bool applier_has_setting(const Applier *a, SettingId id)
-{
-	for (size_t i = 0; i < a->n_changes; i++)
-		if (a->changes[i].setting == id)
-			return true;
-	return false;
-}
-
 int manager_compute(Manager *m, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
 		    Plan **ret_plan, char **ret_error)
 {
@@ -337,16 +278,6 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 		profile_settings_done(&settings);
 		return r;
 	}
-
-	/*
-	 * A setting we changed earlier reads as "already as desired" now. It
-	 * is still ours: keep it in the write list so the applier does not
-	 * restore it (the write itself is skipped, the value is in place).
-	 */
-	for (size_t i = 0; i < _SETTING_MAX; i++)
-		if (plan->steps[i].action == STEP_NONE && plan->steps[i].control != CONTROL_NONE &&
-		    applier_has_setting(m->applier, (SettingId)i))
-			plan->steps[i].action = STEP_SET;
 
 	*ret_profile = TAKE_PTR(p);
 	*ret_settings = settings;
@@ -542,9 +473,7 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 
 	m->change_source = source;
 	m->applying_plan = plan;
-	remember_before(m);
 	r = applier_apply(m->applier, plan);
-	m->before = strv_free(m->before);
 	m->applying_plan = NULL;
 	m->change_source = NULL;
 
@@ -587,9 +516,7 @@ int manager_revert(Manager *m, const char *source)
 	int r;
 
 	m->change_source = source;
-	remember_before(m);
 	r = applier_revert(m->applier);
-	m->before = strv_free(m->before);
 	m->change_source = NULL;
 	if (r < 0)
 		return log_error_errno(r, "Reverting failed, the record stays in /%s: %s", STATE_FILE,
@@ -616,9 +543,7 @@ int manager_recover(Manager *m)
 		return 0;
 
 	m->change_source = "recovery: record of a previous run";
-	remember_before(m);
 	r = applier_revert(m->applier);
-	m->before = strv_free(m->before);
 	m->change_source = NULL;
 	if (r < 0)
 		return log_error_errno(r, "Failed to restore the %d change%s of a previous run: %s", n,
@@ -708,12 +633,11 @@ void manager_verify_now(Manager *m)
 
 	/* In sync again: forget the re-apply mark. */
 	m->reapplied &= drifted;
-	if (reapply && !m->backed_off) {
+	if (reapply) {
+		/* Settings backed off are left to the other writer; the rest is kept in shape. */
 		m->change_source = "drift: re-applying";
 		m->applying_plan = m->plan;
-		remember_before(m);
-		r = applier_apply(m->applier, m->plan);
-		m->before = strv_free(m->before);
+		r = applier_apply_masked(m->applier, m->plan, m->backed_off);
 		m->applying_plan = NULL;
 		m->change_source = NULL;
 		if (r < 0)

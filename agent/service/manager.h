@@ -77,7 +77,6 @@ typedef struct Manager {
 
 	const char *change_source;   /* why the current apply/revert runs (journal SOURCE=) */
 	const Plan *applying_plan;   /* the plan applier_apply() is executing, for the journal */
-	char **before;               /* path, value, ...: recorded files as they were before this apply/revert */
 
 	/* The one mutating call waiting for polkit, and its answer. */
 	sd_bus_message *auth_call;
