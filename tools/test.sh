@@ -11,7 +11,8 @@ out=${TOPOTUNE_TEST_DIR:-$top}
 passed=0
 failed=0
 
-"$top/tools/deps.sh" || exit 2
+# The dbus tier needs a dbus-daemon, busctl, python3-dbus and dbusmock (polkit).
+"$top/tools/deps.sh" dbus systemd util-linux python3-dbus python3-gi python3-dbusmock || exit 2
 
 # meson test prints "Ok: N" and "Fail: M"; add them up.
 run_meson() {
