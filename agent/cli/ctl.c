@@ -12,6 +12,7 @@
 #include "json.h"
 #include "log.h"
 #include "online.h"
+#include "compare.h"
 #include "planner.h"
 #include "strutil.h"
 #include "topology-print.h"
@@ -308,12 +309,63 @@ static void layout_json(const Plan *p, const Topology *t)
 	json_finish(&w);
 }
 
+/*
+ * The layout the kernel reports (proc/schedstat, debugfs) against the one
+ * the model predicts for the kernel's current settings. Exit 0 equal, 1
+ * different, 2 error.
+ */
+static int layout_compare(const CtlContext *ctx)
+{
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_(live_layout_freep) LiveLayout *live = NULL;
+	_cleanup_strv_free_ char **diffs = NULL;
+	ProfileSettings keep = {
+		.smt_buddy_assist = SMT_BUDDY_KEEP,
+		.relax_mode = RELAX_KEEP,
+		.isolation = ISOLATION_KEEP,
+	};
+	PlanInput in;
+	int r, n;
+
+	if (session_open(ctx, &s, false) < 0)
+		return 2;
+	in = (PlanInput) { &s.identity, s.topology, &s.caps, &keep, "current kernel settings" };
+	r = plan_compute(&in, &plan);
+	if (r < 0)
+		return log_error_errno(r, "Failed to predict the layout: %m"), 2;
+	r = live_layout_load(s.root_fd, &live);
+	if (r < 0)
+		return log_error_errno(r, "Failed to read %s/proc/schedstat: %m", streq(ctx->root, "/") ? "" : ctx->root), 2;
+	n = domains_compare(plan->layout, live, 40, &diffs);
+	if (n < 0)
+		return log_error_errno(n, "Failed to compare layouts: %m"), 2;
+	printf("Kernel: schedstat version %d%s; predicted for relax_domain_level %d, SMT_BUDDY_ASSIST %s\n",
+	       live->schedstat_version, live->debugfs ? ", debugfs names, levels and flags" : "",
+	       plan->relax_level, plan->smt_buddy_assist ? "on" : "off");
+	STRV_FOREACH(note, live->notes)
+		printf("Note: %s\n", *note);
+	STRV_FOREACH(w, plan->layout->warnings)
+		printf("Predicted kernel message: %s\n", *w);
+	if (n == 0) {
+		printf("The kernel's scheduler domains match the prediction.\n");
+		return 0;
+	}
+	STRV_FOREACH(d, diffs)
+		printf("%s\n", *d);
+	if ((size_t)n > strv_length(diffs))
+		printf("... %zu more differences\n", (size_t)n - strv_length(diffs));
+	printf("%d difference%s.\n", n, n == 1 ? "" : "s");
+	return 1;
+}
+
 static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "compare", no_argument, NULL, 'C' },
 		{}
 	};
 	_cleanup_(session_done) Session s = SESSION_INIT;
@@ -337,6 +389,8 @@ static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 		case 'j':
 			json = true;
 			break;
+		case 'C':
+			return layout_compare(ctx);
 		default:
 			return 2;
 		}

@@ -29,6 +29,8 @@ static void help(void)
 	       "  profiles                   List the profiles\n"
 	       "  plan [--profile P]         Show what would be changed, and why\n"
 	       "  layout [--cpu N] [--json]  Predicted scheduler-domain layout\n"
+	       "  layout --compare           The kernel's reported layout against the prediction\n"
+	       "                             for its current settings (exit 1 if they differ)\n"
 	       "  explain SETTING            Where a setting's value comes from\n\n"
 	       "Options:\n"
 	       "  -h --help                  Show this help\n"

@@ -130,6 +130,20 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     rc, out, err = run("--root", many, "profiles")
     check("10,000 profiles: all listed", rc == 0 and out.count("generated") == 10000, (rc, err[-200:]))
 
+    # layout --compare: the kernel's /proc/schedstat against the prediction.
+    write(os.path.join(vm, "proc/schedstat"),
+          "version 17\ntimestamp 1\ncpu0 0 0\ndomain0 MC 3 0 0\ncpu1 0 0\ndomain0 MC 3 0 0\n")
+    rc, out, err = run("--root", vm, "layout", "--compare")
+    check("layout --compare: equal -> exit 0", rc == 0 and "match the prediction" in out, out + err)
+    write(os.path.join(vm, "proc/schedstat"),
+          "version 17\ntimestamp 1\ncpu0 0 0\ndomain0 SMT 1 0\ndomain1 MC 3 0 0\ncpu1 0 0\ndomain0 MC 3 0 0\n")
+    rc, out, err = run("--root", vm, "layout", "--compare")
+    check("layout --compare: different -> exit 1 naming the CPU",
+          rc == 1 and "cpu0: 2 domains, predicted 1" in out, out + err)
+    os.remove(os.path.join(vm, "proc/schedstat"))
+    rc, out, err = run("--root", vm, "layout", "--compare")
+    check("layout --compare without schedstat: exit 2 naming it", rc == 2 and "proc/schedstat" in err, out + err)
+
     # Truncated sysfs file: reported, not guessed, no crash.
     open(os.path.join(vm, "sys/devices/system/cpu/cpu1/topology/thread_siblings_list"), "w").close()
     os.remove(os.path.join(vm, "sys/devices/system/cpu/cpu1/topology/thread_siblings"))
