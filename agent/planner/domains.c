@@ -366,50 +366,73 @@ static int attach_cpu(Built *b, CpuDomains *ret)
 }
 
 /*
- * build_overlap_sched_groups() + the sched_verbose check: the groups of an
- * overlapping NUMA domain are the child spans of each member's own domain
- * at that level; where members stopped building earlier (asymmetric SLITs)
- * the union may miss CPUs, which the kernel reports.
+ * build_overlap_sched_groups() and the sched_verbose check after it. The
+ * groups of an overlapping NUMA domain of @cpu come from its members' own
+ * domains at that level, visited from @cpu on (wrapping) and skipping what
+ * is covered; a member whose build stopped lower (an asymmetric SLIT lets
+ * some nodes reach the whole machine sooner) has no domain there and adds
+ * nothing, so CPUs can stay uncovered: "groups don't span domain->span".
  */
 static int check_overlap_groups(Ctx *c, Built *all, CpuSet *cpu_map)
 {
+	CpuSet bad[ELEMENTSOF(c->tl)] = {};   /* per level: CPUs whose groups miss some */
+	int r = 0;
+
 	CPUSET_FOREACH(cpu, cpu_map) {
 		Built *b = &all[cpu];
 
-		for (size_t i = 0; i < b->n; i++) {
+		for (size_t i = 1; i < b->n; i++) {
 			const SchedDomain *sd = &b->sd[i];
+			unsigned first = (unsigned)cpu, w = cpuset_count(&sd->span);
 			CpuSet covered = {};
-			int r = 0;
+			int m = cpuset_next(&sd->span, first);
 
-			if (!(sd->flags & SD_NUMA) || i == 0)
+			if (!(sd->flags & SD_NUMA))
 				continue;
-			CPUSET_FOREACH(m, &sd->span) {
-				Built *o = &all[m];
+			for (unsigned seen = 0; seen < w && r >= 0; seen++) {
+				Built *o;
 				size_t k = i;
 
-				if (o->n <= i || !cpuset_contains(&o->sd[i].span, (unsigned)m))
-					continue;
-				/* find_descended_sibling() */
-				while (k > 0 && !cpuset_is_subset(&o->sd[k - 1].span, &sd->span))
-					k--;
-				while (k > 1 && cpuset_equal(&o->sd[k - 1].span, &o->sd[k - 2].span))
-					k--;
-				r = cpuset_or(&covered, k > 0 ? &o->sd[k - 1].span : &o->sd[k].span);
-				if (r < 0)
-					break;
+				if (m < 0)
+					m = cpuset_first(&sd->span);   /* wrap around */
+				o = &all[m];
+				if (!cpuset_contains(&covered, (unsigned)m) && o->n > i &&
+				    cpuset_contains(&o->sd[i].span, (unsigned)m)) {
+					/* find_descended_sibling() */
+					if (!cpuset_is_subset(&o->sd[k - 1].span, &sd->span)) {
+						while (k > 0 && !cpuset_is_subset(&o->sd[k - 1].span, &sd->span))
+							k--;
+						while (k > 0 && cpuset_equal(&o->sd[k - 1].span, &o->sd[k].span))
+							k--;
+					}
+					r = cpuset_or(&covered, k > 0 ? &o->sd[k - 1].span : &o->sd[k].span);
+				}
+				m = cpuset_next(&sd->span, (unsigned)m + 1);
 			}
-			if (r >= 0 && !cpuset_equal(&covered, &sd->span)) {
-				char *w = strprintf("ERROR: groups don't span domain->span (cpu%d, level %d %s)", cpu,
-						    sd->level, sd->name);
-
-				r = w ? strv_push(&c->l->warnings, w) : -ENOMEM;
-			}
+			if (r >= 0 && !cpuset_equal(&covered, &sd->span))
+				r = cpuset_add(&bad[i], (unsigned)cpu);
 			cpuset_done(&covered);
 			if (r < 0)
-				return r;
+				goto out;
 		}
 	}
-	return 0;
+	for (size_t i = 0; i < c->n_tl && r >= 0; i++) {
+		_cleanup_free_ char *cpus = NULL;
+		char *msg;
+
+		if (cpuset_is_empty(&bad[i]))
+			continue;
+		r = cpuset_format_list(&bad[i], &cpus);
+		if (r < 0)
+			break;
+		msg = strprintf("ERROR: groups don't span domain->span (level %zu %s, CPUs %s)", i,
+				c->tl[i].kind == TL_NODE ? "NODE" : "NUMA", cpus);
+		r = msg ? strv_push(&c->l->warnings, msg) : -ENOMEM;
+	}
+out:
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		cpuset_done(&bad[i]);
+	return r;
 }
 
 /*

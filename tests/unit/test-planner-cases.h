@@ -27,7 +27,8 @@ static const Case cases[] = {
 		"  8 NUMA  320 cpus  0-127,160-319,352-383        newidle=yes distance=26\n"
 		"  9 NUMA  384 cpus  0-383                        newidle=yes distance=28\n"
 		"levels: 0:SMT(2 cpus) 2:MC(16 cpus) 3:NODE(64 cpus) 4:NUMA(128-192 cpus) 5:NUMA(192 cpus) 6:NUMA(256 cpus) 7:NUMA(320 cpus) 8:NUMA(320-384 cpus) 9:NUMA(384 cpus)\n"
-		"sched distances: 10 15 17 21 23 26 28\n" },
+		"sched distances: 10 15 17 21 23 26 28\n"
+		"kernel would log: ERROR: groups don't span domain->span (level 9 NUMA, CPUs 0-31,96-127,192-223,288-319)\n" },
 	{ "hygon-nps3-patched", &hygon_nps3, &hygon_7447v, K_PATCHED, SMT_BUDDY_ON, RELAX_AUTO, 0, ISOLATION_NONE, NULL, 0, 
 		"Profile: hygon-nps3-patched\n"
 		"Steps:\n"
