@@ -22,6 +22,7 @@ LiveLayout *live_layout_free(LiveLayout *l)
 		free(l->cpus[c].sd);
 	}
 	free(l->cpus);
+	cpuset_done(&l->listed);
 	strv_free(l->notes);
 	free(l);
 	return NULL;
@@ -98,6 +99,8 @@ int schedstat_parse(const char *text, LiveLayout **ret)
 			if (safe_atou_base(p, 10, &n) < 0)
 				return -EBADMSG;
 			r = ensure_slot(l, n);
+			if (r >= 0)
+				r = cpuset_add(&l->listed, n);
 			if (r < 0)
 				return r;
 			cpu = (int)n;

@@ -28,6 +28,7 @@ typedef struct LiveCpuDomains {
 typedef struct LiveLayout {
 	unsigned n_slots;
 	LiveCpuDomains *cpus;
+	CpuSet listed;             /* CPUs the report covers (a "cpuN" line) */
 	int schedstat_version;     /* 0: no /proc/schedstat */
 	bool debugfs;              /* names/levels/flags came from debugfs */
 	char **notes;              /* what was missing, naming the path */

@@ -5,7 +5,8 @@
 #include "domains.h"
 
 /*
- * Compare a predicted layout with the one the kernel reports: per CPU the
+ * Compare a predicted layout with the one the kernel reports: per CPU it
+ * reports (LiveLayout.listed) the
  * number of attached domains, and per domain the span, the name and
  * sd->level (where the kernel says them) and the flags (debugfs only).
  * Pure. @ret_diffs gets one readable line per difference, at most @max
