@@ -2,7 +2,9 @@
 # Build topotune and run every test tier, as CI does:
 #   1. -Werror build, all meson tests (unit, sysroot trees, real-machine dumps)
 #   2. ASan+UBSan build, the same tests
-#   3. the kernel tier in qemu (tests/vm), unless TOPOTUNE_SKIP_VM=1
+#   3. packaging: rpm build, the Ansible role, the .deb in a debootstrap
+#      chroot (unless TOPOTUNE_SKIP_PACKAGING=1)
+#   4. the kernel tier in qemu (tests/vm), unless TOPOTUNE_SKIP_VM=1
 # Ends with one line "N passed, M failed" (N counts test programs and tiers).
 # Usage: tools/test.sh
 set -u
@@ -13,6 +15,10 @@ failed=0
 
 # The dbus tier needs a dbus-daemon, busctl, python3-dbus and dbusmock (polkit).
 "$top/tools/deps.sh" dbus systemd util-linux python3-dbus python3-gi python3-dbusmock || exit 2
+# The packaging tier: rpm build, Ansible role, .deb in a debootstrap chroot.
+if [ "${TOPOTUNE_SKIP_PACKAGING:-0}" != 1 ]; then
+	"$top/tools/deps.sh" rpm ansible-core debootstrap dpkg-dev debhelper scdoc git || exit 2
+fi
 
 # meson test prints "Ok: N" and "Fail: M"; add them up.
 run_meson() {
@@ -54,14 +60,16 @@ UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1:abo
 	run_meson "asan+ubsan build" "$out/build-asan" -Dwerror=true -Db_sanitize=address,undefined \
 	-Db_lundef=false -Dbuildtype=debug
 
-if [ "${TOPOTUNE_SKIP_VM:-0}" = 1 ]; then
-	echo "### kernel tier: skipped (TOPOTUNE_SKIP_VM=1)"
-elif [ -x "$top/tests/vm/run-kernel-tier.sh" ]; then
-	echo "### kernel tier (qemu)"
-	"$top/tests/vm/run-kernel-tier.sh" >"$out/kernel-tier.log" 2>&1
+# A script that prints PASS/FAIL lines and "N passed, M failed".
+run_script() {
+	name=$1
+	log=$2
+	shift 2
+	echo "### $name"
+	"$@" >"$log" 2>&1
 	rc=$?
-	grep -E "^(PASS|FAIL|SKIP|XFAIL) " "$out/kernel-tier.log"
-	line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$out/kernel-tier.log" | tail -n 1)
+	grep -E "^(PASS|FAIL|SKIP|XFAIL|XPASS) " "$log"
+	line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log" | tail -n 1)
 	if [ -n "$line" ]; then
 		p=${line%% passed*}
 		f=${line#*passed, }
@@ -69,10 +77,25 @@ elif [ -x "$top/tests/vm/run-kernel-tier.sh" ]; then
 		passed=$((passed + p))
 		failed=$((failed + f))
 	fi
-	if [ $rc -ne 0 ] && [ -z "$line" ]; then
-		tail -n 60 "$out/kernel-tier.log"
+	if [ $rc -ne 0 ] && { [ -z "$line" ] || [ "${f:-0}" = 0 ]; }; then
+		tail -n 60 "$log"
 		failed=$((failed + 1))
 	fi
+}
+
+if [ "${TOPOTUNE_SKIP_PACKAGING:-0}" = 1 ]; then
+	echo "### packaging tier: skipped (TOPOTUNE_SKIP_PACKAGING=1)"
+else
+	run_script "rpm build" "$out/rpm.log" "$top/tests/install/rpm.sh"
+	TOPOTUNE_BUILDDIR="$out/build-ci" run_script "ansible role" "$out/ansible.log" \
+		"$top/contrib/ansible/tests/run.sh"
+	run_script "deb install in a chroot" "$out/install.log" "$top/tests/install/run.sh"
+fi
+
+if [ "${TOPOTUNE_SKIP_VM:-0}" = 1 ]; then
+	echo "### kernel tier: skipped (TOPOTUNE_SKIP_VM=1)"
+else
+	run_script "kernel tier (qemu)" "$out/kernel-tier.log" "$top/tests/vm/run-kernel-tier.sh"
 fi
 
 echo "$passed passed, $failed failed"
