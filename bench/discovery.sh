@@ -13,8 +13,11 @@
 # WARMUP (default 2), WORK (default /dev/shm/topotune-bench, removed unless
 # KEEP=1), REAL_MAX (largest real dumps to use, default 4), NICE (default 0:
 # timings are of the normal priority), FLOOR (path of the floor program).
-# Needs python3, strace, lscpu; installs hwloc-nox and hyperfine with apt-get
-# when missing and run as root (without hyperfine a python timer is used).
+# Needs python3, strace, lscpu; installs hwloc-nox (and strace) with apt-get
+# when missing and run as root. Timing is a python timer (posix_spawn +
+# wait4) that runs the four commands in turn, run after run, rather than
+# hyperfine's one-command-at-a-time: on a shared machine a burst of
+# background load then hits every tool alike, and the ratios stay honest.
 set -u
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -44,7 +47,6 @@ apt_install() {  # command package
 apt_install strace strace || die "strace is needed to list the files topotunectl reads"
 apt_install lscpu util-linux || echo "discovery: lscpu not available, its column stays empty" >&2
 apt_install lstopo-no-graphics hwloc-nox || echo "discovery: lstopo-no-graphics not available, its column stays empty" >&2
-apt_install hyperfine hyperfine || echo "discovery: hyperfine not available, timing with python" >&2
 
 mkdir -p "$work" || die "cannot create $work"
 [ "${KEEP:-0}" = 1 ] || trap 'rm -rf "$work"' EXIT
@@ -107,6 +109,7 @@ for t in "${trees[@]}"; do
 	strace -f -e trace=openat -o "$work/strace.txt" "$ctl" --root "$dir" topology --json >/dev/null 2>&1
 	sed -n 's/^[0-9]* *openat([^,]*, "\([^/"][^"]*\)", .*) = [0-9][0-9]*.*$/\1/p' "$work/strace.txt" |
 		while read -r p; do [ -f "$dir/$p" ] && echo "$p"; done >"$work/files.txt"
+	cp "$work/files.txt" "$work/$(echo "$label" | tr ':/' '__').files"
 	files=$(wc -l <"$work/files.txt")
 	misses=$(grep -c 'openat(.*ENOENT' "$work/strace.txt")
 	bytes=$("$floor" "$dir" "$work/files.txt" | awk '{print $3}')
@@ -116,38 +119,59 @@ for t in "${trees[@]}"; do
 		"$(command -v lscpu >/dev/null && echo "lscpu --sysroot $dir")" \
 		"$(command -v lstopo-no-graphics >/dev/null && echo "lstopo-no-graphics --of console")" \
 		"$floor $dir $work/files.txt" >>"$results" <<'PY' || die "timing failed on $label"
-import json, os, shutil, statistics, subprocess, sys, time
+import os, statistics, subprocess, sys, time
 label, cpus, files, misses, nbytes, runs, warmup, work = sys.argv[1:9]
 runs, warmup = int(runs), int(warmup)
-cmds = sys.argv[9:13]
+cmds = [c.split() if c else None for c in sys.argv[9:13]]
 out = [label, cpus, files, misses, nbytes]
-for cmd in cmds:
-    if not cmd:
-        out.append("-"); continue
-    argv = cmd.split()
-    # Each tool must succeed on the tree, or its time means nothing.
-    if subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL).returncode != 0:
-        out.append("fail"); continue
-    times = []
-    if shutil.which("hyperfine"):
-        js = os.path.join(work, "hf.json")
-        subprocess.run(["hyperfine", "-N", "-w", str(warmup), "-r", str(runs), "--style", "none",
-                        "--export-json", js, cmd], stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=True)
-        times = [t * 1000 for t in json.load(open(js))["results"][0]["times"]]
+devnull = os.open(os.devnull, os.O_WRONLY)
+fa = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
+
+def run(argv):
+    """Wall time (ms) of one whole-process run, and the child's user/system ms."""
+    t0 = time.perf_counter()
+    pid = os.posix_spawn(argv[0] if "/" in argv[0] else shutil_which(argv[0]), argv, os.environ, file_actions=fa)
+    _, status, ru = os.wait4(pid, 0)
+    wall = (time.perf_counter() - t0) * 1000
+    return wall, os.waitstatus_to_exitcode(status), ru.ru_utime * 1000, ru.ru_stime * 1000
+
+def shutil_which(name):
+    import shutil
+    return shutil.which(name)
+
+# Each tool must succeed on the tree, or its time means nothing.
+ok = [c is not None and run(c)[1] == 0 for c in cmds]
+times = [[] for _ in cmds]
+usr = []
+sysm = []
+# Round robin: one run of each tool in turn, so that the load of a shared
+# machine falls on all of them alike.
+for i in range(warmup + runs):
+    for j, c in enumerate(cmds):
+        if not ok[j]:
+            continue
+        wall, _, u, s_ = run(c)
+        if i >= warmup:
+            times[j].append(wall)
+            if j == 0:
+                usr.append(u)
+                sysm.append(s_)
+for j, c in enumerate(cmds):
+    if c is None:
+        out.append("-")
+    elif not ok[j]:
+        out.append("fail")
     else:
-        for i in range(warmup + runs):
-            t0 = time.perf_counter()
-            subprocess.run(argv, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
-            if i >= warmup:
-                times.append((time.perf_counter() - t0) * 1000)
-    out.append("%.2f/%.2f/%.2f" % (statistics.median(times), min(times), max(times)))
+        t = times[j]
+        out.append("%.2f/%.2f/%.2f" % (statistics.median(t), min(t), max(t)))
+out += ["%.2f" % statistics.median(usr), "%.2f" % statistics.median(sysm)] if usr else ["-", "-"]
 print("\t".join(out))
 PY
 	echo "discovery: measured $label" >&2
 done
 
 # --- report ------------------------------------------------------------------
-python3 - "$results" "$runs" "$(command -v hyperfine >/dev/null && echo hyperfine || echo python)" "$ctl" <<'PY'
+python3 - "$results" "$runs" python "$ctl" <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
 runs, timer, ctl = sys.argv[2], sys.argv[3], sys.argv[4]
@@ -164,13 +188,13 @@ def cell(c, base=None, inverse=False):
         s += " %.1fx" % ((base / m) if inverse else (m / base))
     return s
 
-print("Discovery: whole-process runs, median (min-max) ms over %s runs (%s)" % (runs, timer))
+print("Discovery: whole-process runs, median (min-max) ms over %s runs each, the tools taking turns" % runs)
 print("topotune = %s --root DIR topology --json" % ctl)
 print("ratios: lscpu and lstopo as multiples of topotune's time; topotune as a multiple of the floor's")
 hdr = ["tree", "CPUs", "files read", "ENOENT", "KiB", "topotune ms", "lscpu ms (x)", "lstopo ms (x)", "floor ms (topotune/floor)"]
 table = []
 for r in rows:
-    label, cpus, files, misses, nbytes, tt, ls, lt, fl = r
+    label, cpus, files, misses, nbytes, tt, ls, lt, fl = r[:9]
     t = med(tt)
     table.append([label, cpus, files, misses, "%.0f" % (int(nbytes or 0) / 1024), cell(tt),
                   cell(ls, t), cell(lt, t), cell(fl, t, inverse=True)])
@@ -199,4 +223,64 @@ if 16 in gen and 640 in gen:
         if x and y:
             print("  %-8s %7.1f -> %7.1f ms  (x%.1f, %.3f ms per added CPU)" % (name, x, y, y / x, (y - x) / 624))
     print("  files    %7s -> %7s" % (a[2], b[2]))
+if 640 in gen and gen[640][9] != "-":
+    print()
+    print("topotune at 640 CPUs: user %s ms, system %s ms of CPU (medians, from wait4)" % (gen[640][9], gen[640][10]))
 PY
+
+# --- where the time goes: the floor per class of file, on the largest generated tree
+big=$(ls "$work"/gen-*.files 2>/dev/null | sort -t- -k2 -n | tail -1)
+if [ -n "$big" ]; then
+	label=$(basename "$big" .files)
+	python3 - "$work/$label" "$big" "$floor" "$runs" "$warmup" "$work" <<'PY'
+import os, shutil, statistics, subprocess, sys, time
+root, listfile, floor, runs, warmup, work = sys.argv[1:7]
+runs, warmup = int(runs), int(warmup)
+paths = [l.strip() for l in open(listfile) if l.strip()]
+levels = {}
+
+def cls(p):
+    if "/cache/index" in p:
+        d = os.path.dirname(p)
+        if d not in levels:
+            try:
+                levels[d] = open(os.path.join(root, d, "level")).read().strip()
+            except OSError:
+                levels[d] = "?"
+        leaf = os.path.basename(p)
+        if levels[d] == "1":
+            return "cache L1 index (level, type, shared_cpu_list, id)"
+        return "cache L2/L3 %s" % ("type" if leaf == "type" else "level, shared_cpu_list, id")
+    if "/topology/" in p:
+        return "cpuN/topology/*"
+    if p.startswith("sys/devices/system/node"):
+        return "node/*"
+    if p == "proc/cpuinfo":
+        return "proc/cpuinfo (whole file)"
+    return "other (cpu/online etc., kernel probe)"
+
+groups = {}
+for p in paths:
+    groups.setdefault(cls(p), []).append(p)
+
+def loop_ms(args):
+    # The open/read/close loop timed inside the floor (-t): no process noise.
+    t = []
+    for i in range(warmup + runs):
+        out = subprocess.run([floor, "-t"] + args, stdout=subprocess.PIPE, text=True).stdout
+        if i >= warmup:
+            t.append(int(out.split(" in ")[1].split()[0]) / 1000)
+    return statistics.median(t)
+
+print()
+print("Where the floor's time goes on %s: the floor's open/read/close loop per class of file," % os.path.basename(root))
+print("timed inside the process (median of %d), to rank what topotune could stop reading:" % runs)
+print("  %-52s %6s %9s" % ("files", "count", "loop ms"))
+lf = os.path.join(work, "class.list")
+for name, ps in sorted(groups.items(), key=lambda kv: -len(kv[1])):
+    open(lf, "w").write("\n".join(ps) + "\n")
+    print("  %-52s %6d %9.2f" % (name, len(ps), loop_ms([root, lf])))
+print("  %-52s %6d %9.2f" % ("all, read() until EOF (2 reads per file)", len(paths), loop_ms([root, listfile])))
+print("  %-52s %6d %9.2f" % ("all, one read() per file (floor -1)", len(paths), loop_ms(["-1", root, listfile])))
+PY
+fi
