@@ -14,7 +14,7 @@
 #include "strutil.h"
 
 static const char *const changed_properties[] = {
-	"State", "StateReasons", "ActiveProfile", "Settings", "IsolatedCpus", "HousekeepingCpus",
+	"State", "StateReasons", "ActiveProfile", "ActiveProfileReason", "Settings", "IsolatedCpus", "HousekeepingCpus",
 	"RebootRequired", "PendingKernelCmdline", "DomainLayout", "KernelCapabilities", NULL,
 };
 
@@ -24,6 +24,14 @@ void manager_emit_changed(Manager *m)
 		return;
 	(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE,
 						  (char **)changed_properties);
+}
+
+/* Only CPU hotplug changes it: not part of every PropertiesChanged. */
+void manager_emit_topology(Manager *m)
+{
+	if (!m->bus)
+		return;
+	(void)sd_bus_emit_properties_changed(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, "Topology", NULL);
 }
 
 void manager_emit_drift(Manager *m, const char *setting, const char *want, const char *got)
@@ -132,6 +140,36 @@ GETTER(property_get_active_profile)
 	Manager *m = userdata;
 
 	return sd_bus_message_append(reply, "s", m->profile ? m->profile->name : "");
+}
+
+GETTER(property_get_active_profile_reason)
+{
+	Manager *m = userdata;
+
+	return sd_bus_message_append(reply, "s", m->profile ? strempty(m->profile_reason) : "");
+}
+
+/*
+ * The match counts move with every exec and exit on the machine, so this
+ * property sends no PropertiesChanged at all (EmitsChangedSignal=false):
+ * a watcher reads it when it wants the counts.
+ */
+GETTER(property_get_workload_rules)
+{
+	Manager *m = userdata;
+	const WorkloadMatcher *wm = m->workload ? workload_tracker_matcher(m->workload) : NULL;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(sss)");
+	for (size_t i = 0; r >= 0 && wm && i < wm->n_rules; i++) {
+		char count[16];
+
+		snprintf(count, sizeof(count), "%u", workload_tracker_count(m->workload, i));
+		r = sd_bus_message_append(reply, "(sss)", wm->rules[i].text, wm->rules[i].profile, count);
+	}
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	return r;
 }
 
 GETTER(property_get_cpu_vendor)
@@ -416,7 +454,7 @@ static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_erro
 	size_t n = 0;
 	int r;
 
-	r = profile_list(m->root_fd, &list, &n, &err);
+	r = profile_list(m->config_fd, &list, &n, &err);
 	if (r < 0)
 		return sd_bus_error_set_errnof(error, r, "%s", err ?: "Failed to list profiles");
 	r = sd_bus_message_new_method_return(msg, &reply);
@@ -742,11 +780,14 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("State", "s", property_get_state, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("StateReasons", "as", property_get_state_reasons, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("ActiveProfile", "s", property_get_active_profile, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("ActiveProfileReason", "s", property_get_active_profile_reason, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("WorkloadRules", "a(sss)", property_get_workload_rules, 0, 0),
 	SD_BUS_PROPERTY("CpuVendor", "s", property_get_cpu_vendor, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("CpuFamily", "u", property_get_cpu_family, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("CpuModel", "u", property_get_cpu_model, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("CpuName", "s", property_get_cpu_name, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-	SD_BUS_PROPERTY("Topology", "a{sv}", property_get_topology, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+	SD_BUS_PROPERTY("Topology", "a{sv}", property_get_topology, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("Settings", "a(sssbs)", property_get_settings, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("KernelCapabilities", "a{sb}", property_get_kernel_caps, 0,
 			SD_BUS_VTABLE_PROPERTY_EMITS_INVALIDATION),

@@ -4,11 +4,16 @@
  * processes that match a profile's [workload] rule switch the profile
  * (proc connector), and CPU hotplug re-reads the topology and re-plans
  * (kobject uevents, debounced). Both listeners exist only on the live
- * system; the workload tracker also rescans the root's proc/ at start and
- * on reload, which is what a sysroot test sees. Depends on netlink.
+ * system. Where one cannot be had (refused, or failed for good) the daemon
+ * says so once, reports State degraded with the reason, and polls instead:
+ * a rescan of proc/ and a read of cpu/online every poll interval. A sysroot
+ * has no kernel behind it and is polled the same way, without the
+ * degradation. A receive-queue overrun (ENOBUFS) is not a failure: it
+ * costs a rescan. Depends on netlink.
  */
 #include <sys/epoll.h>
 
+#include "fileio.h"
 #include "log.h"
 #include "manager.h"
 #include "procevents.h"
@@ -33,12 +38,82 @@ void manager_events_done(Manager *m)
 	m->uevent_io = sd_event_source_disable_unref(m->uevent_io);
 	m->workload_timer = sd_event_source_disable_unref(m->workload_timer);
 	m->hotplug_timer = sd_event_source_disable_unref(m->hotplug_timer);
+	m->workload_poll = sd_event_source_disable_unref(m->workload_poll);
+	m->hotplug_poll = sd_event_source_disable_unref(m->hotplug_poll);
 	m->procevents = procevents_free(m->procevents);
 	m->uevents = uevents_free(m->uevents);
 	m->workload = workload_tracker_free(m->workload);
+	cpuset_done(&m->online_polled);
 	free(m->workload_profile);
 	free(m->workload_rule);
-	free(m->workload_note);
+	free(m->proc_note);
+	free(m->uevent_note);
+}
+
+static bool is_live(const Manager *m)
+{
+	return streq(m->root, "/");
+}
+
+/* Socket errors worth another try; anything else means the source is gone. */
+static bool event_error_is_transient(int r)
+{
+	return r == -EAGAIN || r == -EINTR || r == -ENOMEM || r == -EMSGSIZE || r == -EBADMSG;
+}
+
+/* A timer every poll interval: @src is created once; the callback re-arms it with poll_rearm(). */
+static int poll_start(Manager *m, sd_event_source **src, sd_event_time_handler_t cb)
+{
+	int r;
+
+	if (!*src) {
+		r = sd_event_add_time_relative(m->event, src, CLOCK_MONOTONIC, m->poll_usec, 0, cb, m);
+		if (r < 0)
+			return log_error_errno(r, "Failed to add a polling timer: %m");
+		return 0;
+	}
+	r = sd_event_source_set_time_relative(*src, m->poll_usec);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(*src, SD_EVENT_ONESHOT);
+	return r;
+}
+
+static void poll_rearm(Manager *m, sd_event_source *s)
+{
+	if (sd_event_source_set_time_relative(s, m->poll_usec) < 0 ||
+	    sd_event_source_set_enabled(s, SD_EVENT_ONESHOT) < 0)
+		log_warning("Failed to re-arm a polling timer: polling stops.");
+}
+
+static unsigned poll_sec(const Manager *m)
+{
+	return (unsigned)(m->poll_usec / 1000000ULL);
+}
+
+/* Record why a kernel event source is not followed, once, and show it on the bus. */
+static void note_degraded(Manager *m, char **note, char *text)
+{
+	if (!text)
+		return (void)log_oom();
+	if (streq_ptr(*note, text)) {
+		free(text);
+		return;
+	}
+	free(*note);
+	*note = text;
+	log_warning("%s", text);
+	manager_update_state(m);
+	manager_emit_changed(m);
+}
+
+static void note_clear(Manager *m, char **note)
+{
+	if (!*note)
+		return;
+	free(*note);
+	*note = NULL;
+	manager_update_state(m);
+	manager_emit_changed(m);
 }
 
 /* --- workload rules ------------------------------------------------------------ */
@@ -92,8 +167,10 @@ static void workload_switch(Manager *m)
 	_cleanup_free_ char *source = NULL, *err = NULL;
 	int r;
 
-	if (m->profile_override || m->state == MANAGER_OFF)
+	if (m->profile_override || m->state == MANAGER_OFF) {
+		manager_emit_changed(m);   /* StateReasons names the rule all the same */
 		return;
+	}
 	source = m->workload_rule ? strprintf("workload rule %s", m->workload_rule)
 				  : strdup("workload ended: configured profile");
 	r = manager_switch(m, NULL, source ?: "workload", &err);
@@ -113,6 +190,8 @@ static int on_workload_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	return 0;
 }
 
+static void workload_listen(Manager *m);
+
 int manager_workload_setup(Manager *m)
 {
 	_cleanup_(workload_matcher_freep) WorkloadMatcher *matcher = NULL;
@@ -124,7 +203,7 @@ int manager_workload_setup(Manager *m)
 	r = workload_matcher_new(&matcher);
 	if (r < 0)
 		return r;
-	r = profile_list(m->root_fd, &list, &n, &err);
+	r = profile_list(m->config_fd, &list, &n, &err);
 	if (r < 0)
 		return log_warning_errno(r, "Workload rules not loaded: %s", err ?: strerror(-r));
 	for (size_t i = 0; i < n; i++) {
@@ -132,7 +211,7 @@ int manager_workload_setup(Manager *m)
 		_cleanup_free_ char *perr = NULL;
 
 		/* A broken profile is reported when it is selected; here it has no rules. */
-		if (profile_load(m->root_fd, list[i].name, &p, &perr) < 0)
+		if (profile_load(m->config_fd, list[i].name, &p, &perr) < 0)
 			continue;
 		r = workload_matcher_add_profile(matcher, p);
 		if (r < 0)
@@ -141,8 +220,15 @@ int manager_workload_setup(Manager *m)
 	profile_info_array_free(list, n);
 
 	m->workload = workload_tracker_free(m->workload);
-	if (matcher->n_rules == 0)
+	if (matcher->n_rules == 0) {
+		/* Nothing to follow: whatever a rule wanted is over, the listener too. */
+		(void)workload_decide(m);
+		free(m->workload_profile);
+		free(m->workload_rule);
+		m->workload_profile = m->workload_rule = NULL;
+		workload_listen(m);
 		return 0;
+	}
 	r = workload_tracker_new(TAKE_PTR(matcher), m->workload_hold_usec, &m->workload);
 	if (r < 0)
 		return r;
@@ -150,6 +236,7 @@ int manager_workload_setup(Manager *m)
 	if (r < 0)
 		log_warning_errno(r, "Scanning /proc for workloads failed, ignoring: %m");
 	(void)workload_decide(m);
+	workload_listen(m);
 	return (int)workload_tracker_matcher(m->workload)->n_rules;
 }
 
@@ -166,20 +253,113 @@ static int on_procevent(ProcEvents *pe, const ProcEvent *ev, void *userdata)
 	return 0;
 }
 
+static void workload_rescan(Manager *m)
+{
+	int r;
+
+	if (!m->workload)
+		return;
+	r = workload_tracker_rescan(m->workload, m->root_fd, now_usec(m));
+	if (r < 0)
+		log_debug_errno(r, "Rescanning /proc for workloads failed: %m");
+	if (workload_decide(m))
+		workload_switch(m);
+}
+
+static int on_workload_poll(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Manager *m = userdata;
+
+	workload_rescan(m);
+	poll_rearm(m, s);
+	return 0;
+}
+
+static void proc_give_up(Manager *m, const char *why)
+{
+	m->proc_io = sd_event_source_disable_unref(m->proc_io);
+	m->procevents = procevents_free(m->procevents);
+	if (poll_start(m, &m->workload_poll, on_workload_poll) < 0)
+		note_degraded(m, &m->proc_note, strprintf("proc connector unavailable: %s; workload rules are only "
+							  "checked at start and reload", why));
+	else
+		note_degraded(m, &m->proc_note, strprintf("proc connector unavailable: %s; rescanning /proc every %u s",
+							  why, poll_sec(m)));
+}
+
 static int on_proc_io(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	Manager *m = userdata;
 	int r;
 
 	r = procevents_process(m->procevents);
-	if (r == -ENOBUFS && m->workload) {
-		log_notice("Process events were lost; rescanning /proc.");
-		(void)workload_tracker_rescan(m->workload, m->root_fd, now_usec(m));
-	} else if (r < 0 && r != -EAGAIN)
-		log_warning_errno(r, "Process events: %s, ignoring.", strna(procevents_error(m->procevents)));
+	if (r == -ENOBUFS) {
+		/* The kernel dropped events: a rescan tells what runs now. Not a fault of the source. */
+		if (m->proc_overruns++ == 0)
+			log_notice("Process events were lost (receive queue overrun); rescanning /proc. "
+				   "Further overruns are handled the same way without a message.");
+		workload_rescan(m);
+		return 0;
+	}
+	if (r < 0 && !event_error_is_transient(r)) {
+		_cleanup_free_ char *why = strprintf("%s (%s)", strna(procevents_error(m->procevents)), strerror(-r));
+
+		proc_give_up(m, why ?: strerror(-r));
+		workload_rescan(m);
+		return 0;
+	}
+	if (r < 0)
+		log_debug_errno(r, "Process events: %s, ignoring.", strna(procevents_error(m->procevents)));
 	if (workload_decide(m))
 		workload_switch(m);
 	return 0;
+}
+
+/*
+ * Follow exec/exit while there are workload rules: the proc connector on
+ * the live system (or polling when it cannot be had), polling on a sysroot.
+ * Called at start (manager_listen()) and on every reload, whose rules may
+ * have appeared or gone; a connector that failed is tried again then.
+ */
+static void workload_listen(Manager *m)
+{
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	if (!m->listening)
+		return;
+	if (!m->workload) {
+		m->proc_io = sd_event_source_disable_unref(m->proc_io);
+		m->procevents = procevents_free(m->procevents);
+		if (m->workload_poll)
+			(void)sd_event_source_set_enabled(m->workload_poll, SD_EVENT_OFF);
+		note_clear(m, &m->proc_note);
+		return;
+	}
+	if (m->procevents)
+		return;
+	if (!is_live(m)) {
+		if (!m->workload_poll && poll_start(m, &m->workload_poll, on_workload_poll) >= 0)
+			log_info("Sysroot %s: workload rules are checked by rescanning proc/ every %u s.", m->root,
+				 poll_sec(m));
+		return;
+	}
+
+	r = procevents_new(on_procevent, m, &m->procevents, &err);
+	if (r >= 0)
+		r = sd_event_add_io(m->event, &m->proc_io, procevents_get_fd(m->procevents), EPOLLIN, on_proc_io, m);
+	if (r < 0) {
+		_cleanup_free_ char *why = err ? strdup(err) : strprintf("%s", strerror(-r));
+
+		proc_give_up(m, why ?: strerror(-r));
+		return;
+	}
+	if (m->workload_poll)
+		(void)sd_event_source_set_enabled(m->workload_poll, SD_EVENT_OFF);
+	note_clear(m, &m->proc_note);
+	log_debug("Following process events through the proc connector.");
+	/* Events before the connector's ack were missed: look once more. */
+	workload_rescan(m);
 }
 
 /* --- CPU hotplug ------------------------------------------------------------------- */
@@ -217,8 +397,19 @@ static int on_hotplug_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		log_error_errno(r, "Re-reading the topology failed, keeping the old one: %m");
 		return 0;
 	}
-	if (m->state == MANAGER_OFF)
+	/* What the poll compares against from now on. */
+	if (cpuset_copy(&m->online_polled, &m->topology->online) < 0)
+		log_oom();
+	manager_emit_topology(m);
+	if (m->state == MANAGER_OFF) {
+		manager_emit_changed(m);
 		return 0;
+	}
+	/*
+	 * The plan is computed afresh on the new topology: an isolated set that
+	 * lost a CPU is chosen again, or the step is refused (State degraded,
+	 * with the reason), or the apply fails (State failed, with the reason).
+	 */
 	r = manager_switch(m, NULL, "CPU hotplug", &err);
 	if (r < 0)
 		log_error_errno(r, "Re-planning after CPU hotplug failed: %s", err ?: strerror(-r));
@@ -226,6 +417,54 @@ static int on_hotplug_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		manager_emit_applied(m, (unsigned)r);
 	manager_emit_changed(m);
 	return 0;
+}
+
+static void hotplug_feed(Manager *m)
+{
+	debouncer_feed(&m->hotplug, now_usec(m));
+	arm_hotplug_timer(m);
+}
+
+static int on_hotplug_poll(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *text = NULL;
+	CpuSet online = {};
+	int r;
+
+	poll_rearm(m, s);
+	r = read_file_at(m->root_fd, "sys/devices/system/cpu/online", 4096, &text, NULL);
+	if (r >= 0)
+		r = cpuset_parse_list(strip_trailing(text), &online, NULL);
+	if (r < 0) {
+		log_debug_errno(r, "Polling /sys/devices/system/cpu/online failed: %m");
+		return 0;
+	}
+	if (!cpuset_equal(&online, &m->online_polled)) {
+		_cleanup_free_ char *l = NULL;
+
+		(void)cpuset_format_list(&online, &l);
+		log_info("CPU hotplug: online CPUs are now %s.", strna(l));
+		cpuset_done(&m->online_polled);
+		m->online_polled = online;
+		hotplug_feed(m);
+		return 0;
+	}
+	cpuset_done(&online);
+	return 0;
+}
+
+static void uevent_give_up(Manager *m, const char *why)
+{
+	m->uevent_io = sd_event_source_disable_unref(m->uevent_io);
+	m->uevents = uevents_free(m->uevents);
+	if (poll_start(m, &m->hotplug_poll, on_hotplug_poll) < 0)
+		note_degraded(m, &m->uevent_note, strprintf("uevent socket unavailable: %s; CPU hotplug is not followed",
+							   why));
+	else
+		note_degraded(m, &m->uevent_note,
+			      strprintf("uevent socket unavailable: %s; polling /sys/devices/system/cpu/online every %u s",
+					why, poll_sec(m)));
 }
 
 static int on_uevent(UEvents *ue, const UEvent *ev, void *userdata)
@@ -243,10 +482,18 @@ static int on_uevent_io(sd_event_source *s, int fd, uint32_t revents, void *user
 	int r;
 
 	r = uevents_process(m->uevents);
-	if (r == -ENOBUFS)
-		debouncer_feed(&m->hotplug, now_usec(m));   /* lost some: re-plan anyway */
-	else if (r < 0 && r != -EAGAIN)
-		log_warning_errno(r, "uevents: %s, ignoring.", strna(uevents_error(m->uevents)));
+	if (r == -ENOBUFS) {
+		if (m->uevent_overruns++ == 0)
+			log_notice("uevents were lost (receive queue overrun); re-planning to be sure. "
+				   "Further overruns are handled the same way without a message.");
+		debouncer_feed(&m->hotplug, now_usec(m));
+	} else if (r < 0 && !event_error_is_transient(r)) {
+		_cleanup_free_ char *why = strprintf("%s (%s)", strna(uevents_error(m->uevents)), strerror(-r));
+
+		uevent_give_up(m, why ?: strerror(-r));
+		debouncer_feed(&m->hotplug, now_usec(m));   /* what changed meanwhile is unknown */
+	} else if (r < 0)
+		log_debug_errno(r, "uevents: %s, ignoring.", strna(uevents_error(m->uevents)));
 	arm_hotplug_timer(m);
 	return 0;
 }
@@ -257,32 +504,29 @@ int manager_listen(Manager *m)
 	int r;
 
 	debouncer_init(&m->hotplug, HOTPLUG_QUIET_USEC, HOTPLUG_MAX_USEC);
-	if (!streq(m->root, "/"))
-		return 0;   /* a sysroot has no kernel behind it */
-
-	r = uevents_new(on_uevent, m, &m->uevents, &err);
-	if (r >= 0)
-		r = sd_event_add_io(m->event, &m->uevent_io, uevents_get_fd(m->uevents), EPOLLIN, on_uevent_io, m);
+	r = cpuset_copy(&m->online_polled, &m->topology->online);
 	if (r < 0)
-		log_warning_errno(r, "CPU hotplug is not followed: %s", err ?: strerror(-r));
+		return log_oom();
+	m->listening = true;
 
-	if (!m->workload)
-		return 0;
-	free(err);
-	err = NULL;
-	r = procevents_new(on_procevent, m, &m->procevents, &err);
-	if (r >= 0)
-		r = sd_event_add_io(m->event, &m->proc_io, procevents_get_fd(m->procevents), EPOLLIN, on_proc_io, m);
-	if (r < 0) {
-		free(m->workload_note);
-		m->workload_note = strprintf("workload rules: only checked at start and reload (%s)",
-					     err ?: strerror(-r));
-		log_warning("Process events unavailable: %s", err ?: strerror(-r));
-		return 0;
+	if (!is_live(m)) {
+		/* A sysroot has no kernel behind it: polling is all there is, and that is no fault. */
+		r = poll_start(m, &m->hotplug_poll, on_hotplug_poll);
+		if (r < 0)
+			return r;
+		log_info("Sysroot %s: CPU hotplug is followed by reading cpu/online every %u s.", m->root, poll_sec(m));
+	} else {
+		r = uevents_new(on_uevent, m, &m->uevents, &err);
+		if (r >= 0)
+			r = sd_event_add_io(m->event, &m->uevent_io, uevents_get_fd(m->uevents), EPOLLIN, on_uevent_io,
+					    m);
+		if (r < 0) {
+			_cleanup_free_ char *why = err ? strdup(err) : strprintf("%s", strerror(-r));
+
+			uevent_give_up(m, why ?: strerror(-r));
+		}
 	}
-	/* Events before the connector's ack were missed: look once more. */
-	(void)workload_tracker_rescan(m->workload, m->root_fd, now_usec(m));
-	if (workload_decide(m))
-		workload_switch(m);
+
+	workload_listen(m);
 	return 0;
 }

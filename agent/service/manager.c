@@ -53,6 +53,8 @@ Manager *manager_free(Manager *m)
 	config_free(m->config);
 	kernel_caps_done(&m->caps);
 	topology_free(m->topology);
+	if (m->config_fd != m->root_fd)
+		safe_close(m->config_fd);
 	safe_close(m->root_fd);
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		free(m->backoff_reason[i]);
@@ -60,6 +62,8 @@ Manager *manager_free(Manager *m)
 	free(m->plan_error);
 	free(m->recovered);
 	free(m->profile_override);
+	free(m->profile_reason);
+	free(m->config_root);
 	free(m->root);
 	free(m->bus_address);
 	free(m);
@@ -73,7 +77,9 @@ int manager_new(Manager **ret)
 	if (!m)
 		return -ENOMEM;
 	m->root_fd = -EBADF;
+	m->config_fd = -EBADF;
 	m->use_systemd = true;
+	m->poll_usec = MANAGER_POLL_USEC_DEFAULT;
 	m->workload_hold_usec = 30 * 1000000ULL;
 	m->state = MANAGER_OFF;
 	profile_settings_init(&m->settings);
@@ -169,6 +175,12 @@ int manager_discover(Manager *m)
 	r = root_open(m->root, &m->root_fd);
 	if (r < 0)
 		return log_error_errno(r, "Failed to open root directory %s: %m", m->root);
+	if (m->config_root) {
+		r = root_open(m->config_root, &m->config_fd);
+		if (r < 0)
+			return log_error_errno(r, "Failed to open configuration root %s: %m", m->config_root);
+	} else
+		m->config_fd = m->root_fd;
 	r = cpuid_identify(m->root_fd, live, NULL, &m->identity);
 	if (r < 0)
 		return log_error_errno(r, "Failed to identify the CPU: %m");
@@ -207,10 +219,10 @@ int manager_load_config(Manager *m, char **ret_error)
 	size_t n_rules = 0;
 	int r;
 
-	r = config_load(m->root_fd, &c, ret_error);
+	r = config_load(m->config_fd, &c, ret_error);
 	if (r < 0)
 		return r;
-	r = hardware_rules_load(m->root_fd, &rules, &n_rules, ret_error);
+	r = hardware_rules_load(m->config_fd, &rules, &n_rules, ret_error);
 	if (r < 0)
 		return r;
 	config_free(m->config);
@@ -250,7 +262,7 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 			*ret_error = strprintf("'%s' is not a valid profile name", name);
 		return -ENOENT;
 	}
-	r = profile_load(m->root_fd, name, &p, ret_error);
+	r = profile_load(m->config_fd, name, &p, ret_error);
 	if (r < 0)
 		return r;
 
@@ -337,7 +349,8 @@ bool manager_layout_is_live(const Manager *m)
 
 void manager_update_state(Manager *m)
 {
-	bool degraded = m->backed_off != 0, pending = false;
+	/* A kernel event source lost is a degraded daemon, even with every setting in place. */
+	bool degraded = m->backed_off != 0 || m->proc_note || m->uevent_note, pending = false;
 
 	if (m->state == MANAGER_OFF)
 		return;
@@ -377,8 +390,10 @@ int manager_state_reasons(Manager *m, char ***ret)
 		r = strv_push(&l, strprintf("workload rule %s has running processes: profile %s%s", m->workload_rule,
 					    m->workload_profile,
 					    m->profile_override ? " wanted, but SetProfile() chose explicitly" : ""));
-	if (r >= 0 && m->workload_note)
-		r = strv_extend(&l, m->workload_note);
+	if (r >= 0 && m->proc_note)
+		r = strv_extend(&l, m->proc_note);
+	if (r >= 0 && m->uevent_note)
+		r = strv_extend(&l, m->uevent_note);
 	for (size_t i = 0; r >= 0 && m->plan && i < _SETTING_MAX; i++) {
 		const PlanStep *st = &m->plan->steps[i];
 
@@ -492,6 +507,14 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 	}
 
 	m->plan_error = mfree_str(m->plan_error);
+	free(m->profile_reason);
+	/* Mirrors manager_compute()'s choice: explicit, then workload, then configuration. */
+	if (name || m->profile_override)
+		m->profile_reason = strdup("manual");
+	else if (m->workload_profile)
+		m->profile_reason = strprintf("workload:%s", strna(m->workload_rule));
+	else
+		m->profile_reason = strdup("configured");
 	profile_free(m->profile);
 	m->profile = TAKE_PTR(p);
 	profile_settings_done(&m->settings);

@@ -31,6 +31,8 @@
 #define BUS_ERROR_UNSUPPORTED "org.topotune1.Error.Unsupported"
 #define BUS_ERROR_BUSY "org.topotune1.Error.Busy"
 
+#define MANAGER_POLL_USEC_DEFAULT (5 * 1000000ULL)
+
 typedef enum ManagerState {
 	MANAGER_APPLIED,
 	MANAGER_DEGRADED,
@@ -44,14 +46,17 @@ typedef enum ManagerState {
 typedef struct Manager {
 	/* options */
 	char *root;
+	char *config_root;           /* --config-root: etc/ and usr/lib/ from here; NULL: root */
 	char *bus_address;
 	bool use_systemd;
+	uint64_t poll_usec;          /* fallback polling when kernel events are unavailable */
 
 	sd_event *event;
 	sd_bus *bus;
 	sd_event_source *verify_timer;
 
 	int root_fd;
+	int config_fd;               /* profiles, hardware.d, topotune.conf: root_fd unless --config-root */
 	CpuIdentity identity;
 	Topology *topology;
 	KernelCaps caps;
@@ -62,6 +67,7 @@ typedef struct Manager {
 
 	char *profile_override;      /* SetProfile(): wins over the configuration until restart */
 	Profile *profile;
+	char *profile_reason;        /* ActiveProfileReason: configured, workload:RULE, manual */
 	ProfileSettings settings;
 	Plan *plan;
 	Applier *applier;
@@ -90,11 +96,16 @@ typedef struct Manager {
 	uint64_t workload_hold_usec;
 	char *workload_profile;      /* what the workload rules want now; NULL: the configured one */
 	char *workload_rule;         /* the rule in force, "comm:mysqld" */
-	char *workload_note;         /* why process events are not followed */
+	bool listening;              /* manager_listen() ran: kernel event sources wanted */
+	char *proc_note;             /* process events not followed, why: State degraded */
+	char *uevent_note;           /* CPU hotplug uevents not followed, why: State degraded */
+	unsigned proc_overruns, uevent_overruns;   /* -ENOBUFS seen; logged the first time only */
 	ProcEvents *procevents;
 	UEvents *uevents;
 	Debouncer hotplug;
+	CpuSet online_polled;        /* cpu/online as the polling fallback last read it */
 	sd_event_source *proc_io, *uevent_io, *workload_timer, *hotplug_timer;
+	sd_event_source *workload_poll, *hotplug_poll;
 } Manager;
 
 const char *manager_state_to_string(ManagerState s) _const_;
@@ -141,6 +152,7 @@ int manager_connect_bus(Manager *m);
 void manager_emit_changed(Manager *m);
 void manager_emit_drift(Manager *m, const char *setting, const char *want, const char *got);
 void manager_emit_applied(Manager *m, unsigned changes);
+void manager_emit_topology(Manager *m);
 int manager_set_allowed_cpus(void *userdata, const char *unit, const char *cpulist);
 
 /* Run a mutating method again once polkit has answered; replies on failure. */

@@ -54,23 +54,37 @@ static void help(void)
 	       "  -h --help               Show this help\n"
 	       "     --version            Show the version\n"
 	       "     --root DIR           Operate on the system below DIR (default: /)\n"
+	       "     --config-root DIR    Read etc/ and usr/lib/ configuration (profiles,\n"
+	       "                          hardware.d, topotune.conf) below DIR (default: --root)\n"
 	       "     --bus-address ADDR   Connect to this bus instead of the system bus\n"
 	       "     --no-systemd         Write the isolation cgroup directly, not through systemd\n"
 	       "     --workload-hold SEC  Keep a workload's profile SEC seconds after its last\n"
 	       "                          process exits (default 30)\n"
+	       "     --poll-interval SEC  Rescan /proc and cpu/online every SEC seconds when the\n"
+	       "                          kernel's events are unavailable (default 5)\n"
 	       "  -v --verbose            Debug logging\n");
 }
 
 static int parse_argv(int argc, char *argv[], Manager *m)
 {
-	enum { ARG_VERSION = 0x100, ARG_ROOT, ARG_BUS_ADDRESS, ARG_NO_SYSTEMD, ARG_WORKLOAD_HOLD };
+	enum {
+		ARG_VERSION = 0x100,
+		ARG_ROOT,
+		ARG_CONFIG_ROOT,
+		ARG_BUS_ADDRESS,
+		ARG_NO_SYSTEMD,
+		ARG_WORKLOAD_HOLD,
+		ARG_POLL_INTERVAL,
+	};
 	static const struct option options[] = {
 		{ "help", no_argument, NULL, 'h' },
 		{ "version", no_argument, NULL, ARG_VERSION },
 		{ "root", required_argument, NULL, ARG_ROOT },
+		{ "config-root", required_argument, NULL, ARG_CONFIG_ROOT },
 		{ "bus-address", required_argument, NULL, ARG_BUS_ADDRESS },
 		{ "no-systemd", no_argument, NULL, ARG_NO_SYSTEMD },
 		{ "workload-hold", required_argument, NULL, ARG_WORKLOAD_HOLD },
+		{ "poll-interval", required_argument, NULL, ARG_POLL_INTERVAL },
 		{ "verbose", no_argument, NULL, 'v' },
 		{}
 	};
@@ -88,6 +102,10 @@ static int parse_argv(int argc, char *argv[], Manager *m)
 			if (strdup_to(&m->root, optarg) < 0)
 				return log_oom();
 			break;
+		case ARG_CONFIG_ROOT:
+			if (strdup_to(&m->config_root, optarg) < 0)
+				return log_oom();
+			break;
 		case ARG_BUS_ADDRESS:
 			if (strdup_to(&m->bus_address, optarg) < 0)
 				return log_oom();
@@ -101,6 +119,15 @@ static int parse_argv(int argc, char *argv[], Manager *m)
 			if (safe_atou_base(optarg, 10, &sec) < 0)
 				return log_error_errno(-EINVAL, "--workload-hold: expected seconds, got '%s'", optarg);
 			m->workload_hold_usec = (uint64_t)sec * 1000000ULL;
+			break;
+		}
+		case ARG_POLL_INTERVAL: {
+			unsigned sec;
+
+			if (safe_atou_base(optarg, 10, &sec) < 0 || sec == 0 || sec > 3600)
+				return log_error_errno(-EINVAL, "--poll-interval: expected 1..3600 seconds, got '%s'",
+						       optarg);
+			m->poll_usec = (uint64_t)sec * 1000000ULL;
 			break;
 		}
 		case 'v':
