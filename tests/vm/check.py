@@ -262,6 +262,10 @@ def main():
             if save:
                 with open(path, "w") as f:
                     f.write(lay)
+                # Everything the guest printed about the topology, all CPUs.
+                raw = t.split("TT BEGIN topo", 1)[-1].split("TT END topo", 1)[0]
+                with open(path[:-4] + ".raw", "w") as f:
+                    f.write("\n".join(l for l in raw.splitlines() if l.startswith("TT ")) + "\n")
             else:
                 old = load(path)
                 check("layout-matches-expected-%s-%s" % (topo, kind), old == lay,
