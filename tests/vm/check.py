@@ -249,9 +249,10 @@ def main():
             trials = [kv(x) for x in s]
             spread = [f for f in trials if int(f.get("distinct", 0)) == int(f.get("hogs", -1))]
             check("seed001-hogs-spread-%s" % kind, trials and len(spread) == len(trials),
-                  "%d of %d trials spread; stacked: %s" % (
+                  "%d of %d trials spread; stacked (placed -> after settling): %s" % (
                       len(spread), len(trials),
-                      " ".join(f["cpus"] for f in trials if f not in spread)))
+                      " ".join("%s->%s" % (f.get("placed"), f["cpus"])
+                               for f in trials if f not in spread)))
 
     if expdir:
         for (topo, kind), t in sorted(logs.items()):
