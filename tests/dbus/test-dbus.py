@@ -542,6 +542,16 @@ try:
     check("workload rule comm:mysqld with a running mysqld: its profile at start, StateReasons names the rule",
           ok and str(prop("ActiveProfile")) == "db-auto" and rd(wl, RELAX) == "3"
           and any("workload rule comm:mysqld" in r for r in reasons), f"{reasons} {log_text(wlog)[-800:]}")
+    rules = [tuple(str(x) for x in r) for r in prop("WorkloadRules")] if ok else []
+    check("ActiveProfileReason workload:comm:mysqld; WorkloadRules (rule, profile, matching pids)",
+          ok and str(prop("ActiveProfileReason")) == "workload:comm:mysqld" and rules == [("comm:mysqld", "db-auto", "1")],
+          f"{rules}")
+    rc, out = busctl("introspect", NAME, PATH, IFACE)
+    check("introspection: WorkloadRules a(sss) sends no PropertiesChanged, ActiveProfileReason s and Topology emit "
+          "changes",
+          re.search(r"^\.WorkloadRules\s+property\s+a\(sss\)\s.*\s-$", out, re.M)
+          and re.search(r"^\.ActiveProfileReason\s+property\s+s\s.*emits-change", out, re.M)
+          and re.search(r"^\.Topology\s+property\s+a\{sv\}\s.*emits-change", out, re.M), out)
     shutil.rmtree(os.path.join(wl, "proc/4242"))
     d.send_signal(signal.SIGHUP)   # a sysroot has no proc connector: reload rescans
     end = time.time() + 8
@@ -549,7 +559,102 @@ try:
         time.sleep(0.1)
     check("mysqld gone: SIGHUP rescans /proc, the configured profile comes back",
           str(prop("ActiveProfile")) == "balanced" and rd(wl, RELAX) == "-1", log_text(wlog)[-800:])
+    check("... ActiveProfileReason configured, WorkloadRules counts 0",
+          str(prop("ActiveProfileReason")) == "configured"
+          and [tuple(str(x) for x in r) for r in prop("WorkloadRules")] == [("comm:mysqld", "db-auto", "0")])
+    fake_process(4242, "mysqld")   # no SIGHUP now: the sysroot's proc/ is rescanned every poll interval (5 s)
+    end = time.time() + 10
+    while time.time() < end and str(prop("ActiveProfile")) != "db-auto":
+        time.sleep(0.1)
+    check("mysqld back: the periodic rescan of proc/ switches without a reload",
+          str(prop("ActiveProfile")) == "db-auto" and str(prop("ActiveProfileReason")) == "workload:comm:mysqld"
+          and str(prop("State")) == "applied", log_text(wlog)[-800:])
+    e = call_error(mgr().SetProfile, "throughput", False)
+    check("SetProfile wins over the workload: ActiveProfileReason manual",
+          e[0] is None and str(prop("ActiveProfile")) == "throughput" and str(prop("ActiveProfileReason")) == "manual",
+          str(e))
     stop_daemon(d)
+
+    # ======================= CPU hotplug on a sysroot: cpu/online is polled ================
+    # A fake tree sends no uevents; topotuned reads cpu/online every --poll-interval and
+    # re-plans. The test plays the kernel: it swaps in sys/devices/system of a tree
+    # generated with that CPU offline (every sibling and cache mask updated), cpu/online last.
+    hp = make_tree("hotplug", "hygon-7447v-2s-nps3", dropin="verify_interval = 0\nprofile = hpc\n")
+    slice_dir(hp)
+
+    def cpulist(text):
+        out = set()
+        for part in filter(None, text.strip().split(",")):
+            a, _, b = part.partition("-")
+            out.update(range(int(a), int(b or a) + 1))
+        return out
+
+    def swap_system(root, src):
+        """Replace root's sys/devices/system by src's, cpu/online written last."""
+        sysd = os.path.join(root, "sys/devices/system")
+        new = sysd + ".new"
+        shutil.rmtree(new, ignore_errors=True)
+        shutil.copytree(os.path.join(src, "sys/devices/system"), new, symlinks=True)
+        online = rd(new, "cpu/online")
+        wr(new, "cpu/online", rd(root, "sys/devices/system/cpu/online") + "\n")   # old list until all is in place
+        os.rename(sysd, sysd + ".old")
+        os.rename(new, sysd)
+        shutil.rmtree(sysd + ".old")
+        shutil.copy(os.path.join(src, "proc/cpuinfo"), os.path.join(root, "proc/cpuinfo"))
+        wr(root, "sys/devices/system/cpu/online", online + "\n")
+
+    hlog = os.path.join(base, "topotuned-hotplug.log")
+    d = spawn([TOPOTUNED, "--root", hp, "--bus-address", ADDR, "--no-systemd", "--poll-interval", "1"], hlog)
+    ok = wait_name(d)
+    prop("State") if ok else None
+    iso0 = str(prop("IsolatedCpus")) if ok else ""
+    topo0 = prop("Topology") if ok else {}
+    check("hotplug tree: hpc applied, isolated CPUs in every LLC",
+          ok and str(prop("ActiveProfile")) == "hpc" and iso0 and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == iso0
+          and int(topo0["threads"]) == 384, f"{iso0} {log_text(hlog)[-800:]}")
+    gone = min(cpulist(iso0)) if iso0 else 6
+    off = os.path.join(base, "hotplug-off")
+    subprocess.run([sys.executable, os.path.join(SRC, "tests/sysroot/gen-sysroot.py"), "-q", "--offline", str(gone),
+                    "hygon-7447v-2s-nps3", off], check=True)
+    mark = len(log_text(monitor_log))
+    t_off = time.time()
+    swap_system(hp, off)
+    end = time.time() + 10
+    while time.time() < end and int(prop("Topology")["threads"]) != 383:
+        time.sleep(0.1)
+    took = time.time() - t_off
+    iso1 = str(prop("IsolatedCpus"))
+    state, reasons = str(prop("State")), [str(r) for r in prop("StateReasons")]
+    online1 = cpulist(rd(hp, "sys/devices/system/cpu/online"))
+    print(f"# cpu{gone} offline -> re-planned in {took:.1f} s: IsolatedCpus {iso0} -> {iso1}, State {state}")
+    check(f"cpu{gone} (isolated) goes offline: the poll notices, Topology re-read (383 threads)",
+          int(prop("Topology")["threads"]) == 383, log_text(hlog)[-800:])
+    recomputed = (iso1 and cpulist(iso1) <= online1 and gone not in cpulist(iso1)
+                  and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == iso1
+                  and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "isolated"
+                  and state in ("applied", "degraded"))
+    said = state in ("degraded", "failed") and any("isolated" in r for r in reasons)
+    check("... the isolated set is recomputed on the online CPUs (or State says why), never left invalid",
+          recomputed or said, f"iso={iso1} state={state} reasons={reasons}")
+    time.sleep(0.3)
+    mon = log_text(monitor_log)[mark:]
+    check("... PropertiesChanged carries Topology and IsolatedCpus, Applied is sent",
+          "Topology" in mon and "IsolatedCpus" in mon and "Member=Applied" in mon, mon[-800:])
+    check("... hpc still applied, the journal says why", str(prop("ActiveProfile")) == "hpc"
+          and "CPU hotplug" in log_text(hlog), log_text(hlog)[-800:])
+    full = os.path.join(base, "hotplug-on")
+    subprocess.run([sys.executable, os.path.join(SRC, "tests/sysroot/gen-sysroot.py"), "-q",
+                    "hygon-7447v-2s-nps3", full], check=True)
+    swap_system(hp, full)
+    end = time.time() + 10
+    while time.time() < end and int(prop("Topology")["threads"]) != 384:
+        time.sleep(0.1)
+    check(f"cpu{gone} back online: Topology 384 threads, the isolated set as at start",
+          int(prop("Topology")["threads"]) == 384 and str(prop("IsolatedCpus")) == iso0
+          and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == iso0, str(prop("IsolatedCpus")))
+    stop_daemon(d)
+    check("hotplug tree: stop restores the slice", rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == ""
+          and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "member")
 
     # ======================= a partition that refuses the write: rollback =========
     bad = make_tree("eisdir", "hygon-7447v-2s-nps3")
