@@ -23,6 +23,7 @@
 
 #define HOTPLUG_QUIET_USEC (500 * 1000ULL)
 #define HOTPLUG_MAX_USEC (5 * 1000 * 1000ULL)
+#define PROC_COALESCE_USEC (10 * 1000ULL)
 
 static uint64_t now_usec(Manager *m)
 {
@@ -348,6 +349,13 @@ static void workload_listen(Manager *m)
 	r = procevents_new(on_procevent, m, &m->procevents, &err);
 	if (r >= 0)
 		r = sd_event_add_io(m->event, &m->proc_io, procevents_get_fd(m->procevents), EPOLLIN, on_proc_io, m);
+	/*
+	 * An exec storm must not mean a wakeup per exec: after a read, the next
+	 * waits PROC_COALESCE_USEC, and the socket buffer holds what comes
+	 * meanwhile. A lone exec is still seen at once.
+	 */
+	if (r >= 0 && sd_event_source_set_ratelimit(m->proc_io, PROC_COALESCE_USEC, 1) < 0)
+		log_debug("Rate limit on process events not available, ignoring.");
 	if (r < 0) {
 		_cleanup_free_ char *why = err ? strdup(err) : strprintf("%s", strerror(-r));
 

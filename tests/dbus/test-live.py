@@ -53,7 +53,7 @@ if not shutil.which("dbus-daemon"):
 NAME, PATH, IFACE = "org.topotune1", "/org/topotune1", "org.topotune1.Manager"
 PROBE_COMM = "tt-wl-probe"
 RULE = f"comm:{PROBE_COMM}"
-BURST = 1000
+BURST = int(os.environ.get("TOPOTUNE_LIVE_BURST", "1000"))
 passed = failed = 0
 procs = []
 
