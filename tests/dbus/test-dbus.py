@@ -619,6 +619,7 @@ try:
     mark = len(log_text(monitor_log))
     t_off = time.time()
     swap_system(hp, off)
+    shutil.rmtree(off)   # /dev/shm is shared: keep only what is in use
     end = time.time() + 10
     while time.time() < end and int(prop("Topology")["threads"]) != 383:
         time.sleep(0.1)
@@ -646,6 +647,7 @@ try:
     subprocess.run([sys.executable, os.path.join(SRC, "tests/sysroot/gen-sysroot.py"), "-q",
                     "hygon-7447v-2s-nps3", full], check=True)
     swap_system(hp, full)
+    shutil.rmtree(full)
     end = time.time() + 10
     while time.time() < end and int(prop("Topology")["threads"]) != 384:
         time.sleep(0.1)
@@ -655,6 +657,7 @@ try:
     stop_daemon(d)
     check("hotplug tree: stop restores the slice", rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == ""
           and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "member")
+    shutil.rmtree(hp)
 
     # ======================= a partition that refuses the write: rollback =========
     bad = make_tree("eisdir", "hygon-7447v-2s-nps3")
