@@ -253,39 +253,86 @@ static int group_join(TopoGroupList *l, int id, int cpu, int *ret_index)
 	return cpuset_add(&l->items[i].cpus, (unsigned)cpu);
 }
 
+/* The group of @l whose CPU set already holds @cpu, or -1. */
+static int group_of(const TopoGroupList *l, unsigned cpu)
+{
+	for (size_t i = 0; i < l->n; i++)
+		if (cpuset_contains(&l->items[i].cpus, cpu))
+			return (int)i;
+	return -1;
+}
+
 /*
- * physical_package_id is -1 where the architecture has no such id (powerpc,
- * s390); the kernel's core_siblings mask still says which CPUs share a
- * package, as lscpu and hwloc read it.
+ * Put @cpu in the group @id of @l and, from DIR/LIST (else DIR/MASK, else
+ * the second pair), every online CPU the kernel says shares it: those CPUs
+ * then need not read their own id file. Without a list the group grows CPU
+ * by CPU. A negative @id (physical_package_id -1 on powerpc and s390) makes
+ * a group of its own per distinct set, as lscpu and hwloc group by
+ * core_siblings.
  */
-static int join_package_by_siblings(int root_fd, Topology *t, int cpu)
+static int group_claim(int root_fd, Topology *t, TopoGroupList *l, int id, int cpu, const char *list,
+		       const char *mask, const char *list2, const char *mask2, int *ret_index)
 {
 	CpuSet set = {};
 	char dir[64];
 	int g, r;
 
-	for (size_t i = 0; i < t->packages.n; i++)
-		if (t->packages.items[i].id < 0 && cpuset_contains(&t->packages.items[i].cpus, (unsigned)cpu)) {
-			t->cpus[cpu].package = (int)i;
-			return 0;
-		}
+	g = id >= 0 ? group_find_id(l, id) : -1;
+	if (g < 0) {
+		g = group_add(l, id);
+		if (g < 0)
+			return g;
+	}
+	*ret_index = g;
+	r = cpuset_add(&l->items[g].cpus, (unsigned)cpu);
+	if (r < 0)
+		return r;
 
 	snprintf(dir, sizeof(dir), CPU_DIR "/cpu%d/topology", cpu);
-	r = read_set_pair(root_fd, dir, "package_cpus_list", "package_cpus", &set);
-	if (r == -ENOENT)
-		r = read_set_pair(root_fd, dir, "core_siblings_list", "core_siblings", &set);
-	if (r < 0)
-		cpuset_done(&set);   /* no mask either: the CPU is its own package */
-	cpuset_and(&set, &t->online);
-	r = cpuset_add(&set, (unsigned)cpu);
-	if (r >= 0)
-		g = group_add(&t->packages, -1);
-	if (r < 0 || g < 0) {
-		cpuset_done(&set);
-		return r < 0 ? r : g;
+	r = read_set_pair(root_fd, dir, list, mask, &set);
+	if (r == -ENOENT && list2)
+		r = read_set_pair(root_fd, dir, list2, mask2, &set);
+	if (r >= 0) {
+		cpuset_and(&set, &t->online);
+		r = cpuset_or(&l->items[g].cpus, &set);
+	} else
+		r = 0;
+	cpuset_done(&set);
+	return r;
+}
+
+static int load_package_and_die(int root_fd, Topology *t, int cpu)
+{
+	TopoCpu *c = &t->cpus[cpu];
+	int g, r;
+
+	g = group_of(&t->packages, (unsigned)cpu);
+	if (g >= 0) {
+		c->package = g;
+		c->package_id = t->packages.items[g].id;
+	} else {
+		if (read_id(root_fd, cpu, "physical_package_id", &c->package_id) < 0) {
+			note(t, "/" CPU_DIR "/cpu%d/topology/physical_package_id: missing, package unknown", cpu);
+			c->package_id = -1;
+		}
+		r = group_claim(root_fd, t, &t->packages, c->package_id, cpu, "package_cpus_list", "package_cpus",
+				"core_siblings_list", "core_siblings", &c->package);
+		if (r < 0)
+			return r;
 	}
-	t->packages.items[g].cpus = set;
-	t->cpus[cpu].package = g;
+
+	/* Die ids repeat across packages: group them by both while loading. */
+	g = group_of(&t->dies, (unsigned)cpu);
+	if (g >= 0) {
+		c->die = g;
+		c->die_id = t->dies.items[g].id % 65536;
+	} else if (read_id(root_fd, cpu, "die_id", &c->die_id) >= 0 && c->die_id >= 0) {
+		r = group_claim(root_fd, t, &t->dies, MAX(c->package_id, 0) * 65536 + c->die_id, cpu, "die_cpus_list",
+				"die_cpus", NULL, NULL, &c->die);
+		if (r < 0)
+			return r;
+	} else
+		c->die_id = -1;
 	return 0;
 }
 
@@ -300,24 +347,27 @@ static int load_cpu_topology(int root_fd, Topology *t)
 		int core;
 
 		if (c->core >= 0) {
-			/* A sibling already read our core: inherit its ids. */
+			/* A sibling already read our core: inherit its ids and groups. */
 			TopoCpu *first = &t->cpus[cpuset_first(&t->cores.items[c->core].cpus)];
 
 			c->package_id = first->package_id;
 			c->die_id = first->die_id;
 			c->cluster_id = first->cluster_id;
 			c->core_id = first->core_id;
+			c->package = first->package;
+			c->die = first->die;
+			r = cpuset_add(&t->packages.items[c->package].cpus, (unsigned)cpu);
+			if (r >= 0 && c->die >= 0)
+				r = cpuset_add(&t->dies.items[c->die].cpus, (unsigned)cpu);
+			if (r < 0)
+				return r;
 		} else {
-			if (read_id(root_fd, cpu, "physical_package_id", &c->package_id) < 0) {
-				note(t, "/" CPU_DIR "/cpu%d/topology/physical_package_id: missing, package unknown", cpu);
-				c->package_id = -1;
-			}
-			if (read_id(root_fd, cpu, "die_id", &c->die_id) < 0)
-				c->die_id = -1;
+			r = load_package_and_die(root_fd, t, cpu);
+			if (r < 0)
+				return r;
 			if (read_id(root_fd, cpu, "cluster_id", &c->cluster_id) < 0)
 				c->cluster_id = -1;
-			if (read_id(root_fd, cpu, "core_id", &c->core_id) < 0)
-				c->core_id = -1;
+			/* core_id is not read: cores are the thread_siblings sets; no one uses the id. */
 
 			snprintf(dir, sizeof(dir), CPU_DIR "/cpu%d/topology", cpu);
 			r = read_set_pair(root_fd, dir, "thread_siblings_list", "thread_siblings", &sib);
@@ -357,20 +407,8 @@ static int load_cpu_topology(int root_fd, Topology *t)
 			}
 		}
 
-		if (c->package_id >= 0)
-			r = group_join(&t->packages, c->package_id, cpu, &c->package);
-		else
-			r = join_package_by_siblings(root_fd, t, cpu);
-		if (r < 0)
-			return r;
-		if (c->die_id >= 0) {
-			/* Die ids repeat across packages: key them by both. */
-			r = group_join(&t->dies, c->package_id * 65536 + c->die_id, cpu, &c->die);
-			if (r < 0)
-				return r;
-		}
 		if (c->cluster_id >= 0) {
-			r = group_join(&t->clusters, c->package_id * 65536 + c->cluster_id, cpu, &c->cluster);
+			r = group_join(&t->clusters, MAX(c->package_id, 0) * 65536 + c->cluster_id, cpu, &c->cluster);
 			if (r < 0)
 				return r;
 		}
@@ -414,59 +452,122 @@ static int cache_group(Topology *t, TopoGroupList *l, const CacheInfo *ci, bool 
 	return 0;
 }
 
+/* One cache index directory: its shared set and (for LLCs) its id. */
+static int read_cache_index(int root_fd, Topology *t, const char *dir, bool want_id, CacheInfo *ci)
+{
+	char path[160];
+	int r;
+
+	r = read_set_pair(root_fd, dir, "shared_cpu_list", "shared_cpu_map", &ci->shared);
+	if (r < 0) {
+		note(t, "/%s/shared_cpu_list: %s, cache ignored", dir, strerror(-r));
+		cpuset_done(&ci->shared);
+		return r;
+	}
+	ci->id = -1;
+	if (want_id) {
+		snprintf(path, sizeof(path), "%s/id", dir);
+		if (read_int_at(root_fd, path, &ci->id) < 0)
+			ci->id = -1;
+	}
+	return 0;
+}
+
+/*
+ * Cache groups. Every member of an L2 or LLC group lists the same set, so
+ * one CPU reads it for all; a CPU whose LLC is known stops at its L2, found
+ * first at the index where the previous CPU had it. L1 caches are skipped
+ * (only their level is read) unless a machine has nothing above L1.
+ */
 static int load_caches(int root_fd, Topology *t)
 {
 	bool any_cache_dir = false;
-	int r;
+	int l2_hint = -1, r;
 
 	CPUSET_FOREACH(cpu, &t->online) {
 		CacheInfo best = { .id = -1 }, l2 = { .id = -1 };
 		TopoCpu *c = &t->cpus[cpu];
+		unsigned l1_indexes = 0;
+		char dir[96], path[128];
 
-		if (c->llc >= 0 && c->l2 >= 0)
+		if (c->llc >= 0 && (c->l2 >= 0 || t->llc_level <= 2))
 			continue;
 
+		if (c->llc >= 0 && l2_hint >= 0) {
+			unsigned level;
+
+			snprintf(dir, sizeof(dir), CPU_DIR "/cpu%d/cache/index%d", cpu, l2_hint);
+			snprintf(path, sizeof(path), "%s/level", dir);
+			if (read_unsigned_at(root_fd, path, &level) >= 0 && level == 2 &&
+			    read_cache_index(root_fd, t, dir, false, &l2) >= 0) {
+				l2.level = 2;
+				r = cache_group(t, &t->l2s, &l2, false);
+				cpuset_done(&l2.shared);
+				if (r < 0)
+					return r;
+				continue;
+			}
+			cpuset_done(&l2.shared);
+			l2 = (CacheInfo) { .id = -1 };
+		}
+
 		for (unsigned idx = 0; idx < 16; idx++) {
-			_cleanup_free_ char *type = NULL;
-			char dir[96], path[128];
 			CacheInfo ci = { .id = -1 };
+			unsigned level;
 
 			snprintf(dir, sizeof(dir), CPU_DIR "/cpu%d/cache/index%u", cpu, idx);
 			snprintf(path, sizeof(path), "%s/level", dir);
-			r = read_unsigned_at(root_fd, path, &ci.level);
+			r = read_unsigned_at(root_fd, path, &level);
 			if (r == -ENOENT)
 				break;
 			any_cache_dir = true;
 			if (r < 0)
 				continue;
+			if (level <= 1) {
+				l1_indexes |= 1U << idx;
+				continue;
+			}
+			if (level == 2 && l2.level == 0 && c->l2 < 0) {
+				if (read_cache_index(root_fd, t, dir, false, &l2) >= 0) {
+					l2.level = 2;
+					l2_hint = (int)idx;
+				}
+			}
+			if (level > best.level) {
+				/* A CPU whose LLC is known needs its level, not its set. */
+				if (c->llc < 0) {
+					if (level == 2 && l2.level == 2)
+						r = cpuset_copy(&ci.shared, &l2.shared);
+					else
+						r = read_cache_index(root_fd, t, dir, true, &ci);
+					if (r == -ENOMEM) {
+						cpuset_done(&l2.shared);
+						cpuset_done(&best.shared);
+						return r;
+					}
+					if (r < 0)
+						continue;
+				}
+				cpuset_done(&best.shared);
+				best = ci;
+				best.level = level;
+			}
+			if (c->llc >= 0 && (l2.level == 2 || c->l2 >= 0))
+				break;
+		}
+
+		/* Nothing above L1: the L1 data (or unified) cache is the last level. */
+		for (unsigned idx = 0; best.level == 0 && idx < 16; idx++) {
+			_cleanup_free_ char *type = NULL;
+
+			if (!(l1_indexes & (1U << idx)))
+				continue;
+			snprintf(dir, sizeof(dir), CPU_DIR "/cpu%d/cache/index%u", cpu, idx);
 			snprintf(path, sizeof(path), "%s/type", dir);
 			if (read_line_at(root_fd, path, &type) >= 0 && streq(type, "Instruction"))
 				continue;
-			r = read_set_pair(root_fd, dir, "shared_cpu_list", "shared_cpu_map", &ci.shared);
-			if (r < 0) {
-				note(t, "/%s/shared_cpu_list: %s, cache ignored", dir, strerror(-r));
-				cpuset_done(&ci.shared);
-				continue;
-			}
-			snprintf(path, sizeof(path), "%s/id", dir);
-			if (read_int_at(root_fd, path, &ci.id) < 0)
-				ci.id = -1;
-
-			if (ci.level == 2 && cpuset_is_empty(&l2.shared)) {
-				l2.level = ci.level;
-				l2.id = ci.id;
-				if (cpuset_copy(&l2.shared, &ci.shared) < 0) {
-					cpuset_done(&ci.shared);
-					cpuset_done(&best.shared);
-					return -ENOMEM;
-				}
-			}
-			if (ci.level > best.level) {
-				cpuset_done(&best.shared);
-				best = ci;
-				ci = (CacheInfo) {};
-			}
-			cpuset_done(&ci.shared);
+			if (read_cache_index(root_fd, t, dir, true, &best) >= 0)
+				best.level = 1;
 		}
 
 		r = 0;
@@ -479,13 +580,13 @@ static int load_caches(int root_fd, Topology *t)
 			if (c->llc < 0)
 				r = cache_group(t, &t->llcs, &best, true);
 		}
-		if (r >= 0 && !cpuset_is_empty(&l2.shared) && c->l2 < 0 && l2.level != best.level)
+		if (r >= 0 && l2.level == 2 && c->l2 < 0 && t->llc_level > 2)
 			r = cache_group(t, &t->l2s, &l2, false);
 		cpuset_done(&best.shared);
 		cpuset_done(&l2.shared);
 		if (r < 0)
 			return r;
-		if (best.level == 0)
+		if (best.level == 0 && c->llc < 0)
 			break;   /* no cache information on this machine */
 	}
 	if (!any_cache_dir)

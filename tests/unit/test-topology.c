@@ -162,7 +162,7 @@ static void test_damage(void)
 	/* Distances gone, thread_siblings_list gone (mask remains), a truncated package id. */
 	check(unlinkat(dfd, "sys/devices/system/node/node1/distance", 0) == 0);
 	check(unlinkat(dfd, "sys/devices/system/cpu/cpu2/topology/thread_siblings_list", 0) == 0);
-	check(write_string_at(dfd, "sys/devices/system/cpu/cpu4/topology/physical_package_id", "") == 0);
+	check(write_string_at(dfd, "sys/devices/system/cpu/cpu0/topology/physical_package_id", "") == 0);
 	check(unlinkat(dfd, "sys/devices/system/cpu/online", 0) == 0);
 	close(dfd);
 
@@ -173,8 +173,12 @@ static void test_damage(void)
 	check(note_contains(t, "/sys/devices/system/node/node1/distance: No such file or directory, distances unknown"));
 	/* Fell back to the hex mask: cpu2's core is still two threads. */
 	check_int(cpuset_count(&t->cores.items[t->cpus[2].core].cpus), 2);
-	check(note_contains(t, "/sys/devices/system/cpu/cpu4/topology/physical_package_id: missing, package unknown"));
+	/* cpu0 reads the package id for all: its list claims the other CPUs. */
+	check(note_contains(t, "/sys/devices/system/cpu/cpu0/topology/physical_package_id: missing, package unknown"));
+	check_int(t->cpus[0].package_id, -1);
 	check_int(t->cpus[4].package_id, -1);
+	check_int(t->packages.n, 1);
+	check_int(cpuset_count(&t->packages.items[0].cpus), 16);
 	check(note_contains(t, "/sys/devices/system/cpu/online: No such file or directory, using cpuN/online"));
 	check_int(cpuset_count(&t->online), 16);
 }
