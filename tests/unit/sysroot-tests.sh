@@ -19,4 +19,5 @@ python3 "$gen" -q --set topology.cores_per_package=8 --set topology.threads_per_
 python3 "$gen" -q --set kernel.lockdown=confidentiality \
 	--set 'kernel.cmdline=BOOT_IMAGE=/vmlinuz root=/dev/vda ro relax_domain_level=2' vm-2cpu "$tmp/vm-lockdown"
 mkdir "$tmp/empty"
-exec "$bin" "$tmp"
+# Not exec: the EXIT trap must remove the trees.
+"$bin" "$tmp"
