@@ -72,14 +72,15 @@ static int group_add(TopoGroupList *l, int id)
 	if (!n)
 		return -ENOMEM;
 	l->items = n;
-	l->items[l->n] = (TopoGroup) { .id = id };
+	l->items[l->n] = (TopoGroup) { .id = id, .package = -1 };
 	return (int)l->n++;
 }
 
-static int group_find_id(const TopoGroupList *l, int id)
+/* The group @id (of package index @package, for dies and clusters), or -1. */
+static int group_find(const TopoGroupList *l, int id, int package)
 {
 	for (size_t i = 0; i < l->n; i++)
-		if (l->items[i].id == id)
+		if (l->items[i].id == id && l->items[i].package == package)
 			return (int)i;
 	return -1;
 }
@@ -239,15 +240,16 @@ static int read_id(int root_fd, int cpu, const char *name, int *ret)
 	return read_int_at(root_fd, path, ret);
 }
 
-/* Add @cpu to the group with @id, creating it. */
-static int group_join(TopoGroupList *l, int id, int cpu, int *ret_index)
+/* Add @cpu to the group @id of @package, creating it. */
+static int group_join(TopoGroupList *l, int id, int package, int cpu, int *ret_index)
 {
-	int i = group_find_id(l, id);
+	int i = group_find(l, id, package);
 
 	if (i < 0) {
 		i = group_add(l, id);
 		if (i < 0)
 			return i;
+		l->items[i].package = package;
 	}
 	*ret_index = i;
 	return cpuset_add(&l->items[i].cpus, (unsigned)cpu);
@@ -270,18 +272,19 @@ static int group_of(const TopoGroupList *l, unsigned cpu)
  * a group of its own per distinct set, as lscpu and hwloc group by
  * core_siblings.
  */
-static int group_claim(int root_fd, Topology *t, TopoGroupList *l, int id, int cpu, const char *list,
+static int group_claim(int root_fd, Topology *t, TopoGroupList *l, int id, int package, int cpu, const char *list,
 		       const char *mask, const char *list2, const char *mask2, int *ret_index)
 {
 	CpuSet set = {};
 	char dir[64];
 	int g, r;
 
-	g = id >= 0 ? group_find_id(l, id) : -1;
+	g = id >= 0 ? group_find(l, id, package) : -1;
 	if (g < 0) {
 		g = group_add(l, id);
 		if (g < 0)
 			return g;
+		l->items[g].package = package;
 	}
 	*ret_index = g;
 	r = cpuset_add(&l->items[g].cpus, (unsigned)cpu);
@@ -315,19 +318,19 @@ static int load_package_and_die(int root_fd, Topology *t, int cpu)
 			note(t, "/" CPU_DIR "/cpu%d/topology/physical_package_id: missing, package unknown", cpu);
 			c->package_id = -1;
 		}
-		r = group_claim(root_fd, t, &t->packages, c->package_id, cpu, "package_cpus_list", "package_cpus",
+		r = group_claim(root_fd, t, &t->packages, c->package_id, -1, cpu, "package_cpus_list", "package_cpus",
 				"core_siblings_list", "core_siblings", &c->package);
 		if (r < 0)
 			return r;
 	}
 
-	/* Die ids repeat across packages: group them by both while loading. */
+	/* Die ids repeat across packages: a die is (package, die_id). */
 	g = group_of(&t->dies, (unsigned)cpu);
 	if (g >= 0) {
 		c->die = g;
-		c->die_id = t->dies.items[g].id % 65536;
+		c->die_id = t->dies.items[g].id;
 	} else if (read_id(root_fd, cpu, "die_id", &c->die_id) >= 0 && c->die_id >= 0) {
-		r = group_claim(root_fd, t, &t->dies, MAX(c->package_id, 0) * 65536 + c->die_id, cpu, "die_cpus_list",
+		r = group_claim(root_fd, t, &t->dies, c->die_id, c->package, cpu, "die_cpus_list",
 				"die_cpus", NULL, NULL, &c->die);
 		if (r < 0)
 			return r;
@@ -408,17 +411,11 @@ static int load_cpu_topology(int root_fd, Topology *t)
 		}
 
 		if (c->cluster_id >= 0) {
-			r = group_join(&t->clusters, MAX(c->package_id, 0) * 65536 + c->cluster_id, cpu, &c->cluster);
+			r = group_join(&t->clusters, c->cluster_id, c->package, cpu, &c->cluster);
 			if (r < 0)
 				return r;
 		}
 	}
-
-	/* Dies and clusters carry a composite key while grouping; report kernel ids. */
-	for (size_t i = 0; i < t->dies.n; i++)
-		t->dies.items[i].id %= 65536;
-	for (size_t i = 0; i < t->clusters.n; i++)
-		t->clusters.items[i].id %= 65536;
 
 	for (size_t i = 0; i < t->cores.n; i++)
 		t->threads_per_core = MAX(t->threads_per_core, cpuset_count(&t->cores.items[i].cpus));
@@ -750,7 +747,7 @@ unsigned topology_cpu_nodes(const Topology *t)
 
 int topology_node_index(const Topology *t, int node_id)
 {
-	return group_find_id(&t->nodes, node_id);
+	return group_find(&t->nodes, node_id, -1);
 }
 
 int topology_load(int root_fd, Topology **ret)

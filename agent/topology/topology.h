@@ -24,6 +24,7 @@ typedef struct TopoCpu {
 
 typedef struct TopoGroup {
 	int id;        /* kernel id of the package/die/node/cache; -1 none */
+	int package;   /* dies and clusters: index of their package (ids repeat per package); else -1 */
 	CpuSet cpus;   /* online CPUs of the group */
 } TopoGroup;
 

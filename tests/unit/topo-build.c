@@ -10,7 +10,7 @@ static int group_new(TopoGroupList *l, int id)
 	if (!n)
 		return -ENOMEM;
 	l->items = n;
-	l->items[l->n] = (TopoGroup) { .id = id };
+	l->items[l->n] = (TopoGroup) { .id = id, .package = -1 };
 	return (int)l->n++;
 }
 
