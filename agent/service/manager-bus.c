@@ -13,17 +13,23 @@
 #include "manager.h"
 #include "strutil.h"
 
+/* DomainLayout last: it is left out while the layout has not moved. */
 static const char *const changed_properties[] = {
 	"State", "StateReasons", "ActiveProfile", "ActiveProfileReason", "Settings", "IsolatedCpus", "HousekeepingCpus",
-	"RebootRequired", "PendingKernelCmdline", "DomainLayout", "KernelCapabilities", NULL,
+	"RebootRequired", "PendingKernelCmdline", "KernelCapabilities", "DomainLayout", NULL,
 };
 
 void manager_emit_changed(Manager *m)
 {
+	const char *props[ELEMENTSOF(changed_properties)];
+
 	if (!m->bus)
 		return;
-	(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE,
-						  (char **)changed_properties);
+	memcpy(props, changed_properties, sizeof(props));
+	if (m->layout_emitted == m->layout_generation)
+		props[ELEMENTSOF(props) - 2] = NULL;
+	m->layout_emitted = m->layout_generation;
+	(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, (char **)props);
 }
 
 /* Only CPU hotplug changes it: not part of every PropertiesChanged. */

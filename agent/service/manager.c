@@ -333,6 +333,7 @@ static void load_live_layout(Manager *m)
 	m->live = live_layout_free(m->live);
 	if (live_layout_load(m->root_fd, &l) >= 0)
 		m->live = l;
+	m->layout_generation++;
 }
 
 bool manager_layout_is_live(const Manager *m)
@@ -521,6 +522,7 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 	m->settings = settings;
 	plan_free(m->plan);
 	m->plan = TAKE_PTR(plan);
+	m->layout_generation++;
 	m->state = MANAGER_APPLIED;
 	m->reapplied = 0;
 	m->backed_off = 0;

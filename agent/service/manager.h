@@ -44,6 +44,12 @@ typedef enum ManagerState {
 } ManagerState;
 
 typedef struct Manager {
+	/*
+	 * Bumped whenever the plan or the live layout is replaced: DomainLayout
+	 * (costly to render on large machines) is announced only when it moved.
+	 */
+	unsigned layout_generation, layout_emitted;
+
 	/* options */
 	char *root;
 	char *config_root;           /* --config-root: etc/ and usr/lib/ from here; NULL: root */
