@@ -260,20 +260,6 @@ int applier_load_state(Applier *a)
 
 /* --- one write ----------------------------------------------------------- */
 
-static bool has_token(const char *text, const char *token)
-{
-	size_t l = strlen(token);
-
-	for (const char *p = strstr(text, token); p; p = strstr(p + 1, token)) {
-		bool start = p == text || strchr(WHITESPACE, p[-1]);
-		bool end = !p[l] || strchr(WHITESPACE, p[l]);
-
-		if (start && end)
-			return true;
-	}
-	return false;
-}
-
 /* The value of @path as the record keeps it: what to write to get back here. */
 static int read_current(Applier *a, WriteKind kind, const char *path, const char *value, char **ret)
 {
@@ -308,13 +294,13 @@ static int read_current(Applier *a, WriteKind kind, const char *path, const char
 
 		if (!no)
 			return -ENOMEM;
-		*ret = strdup(has_token(s, no) ? no : has_token(s, base) ? base : "");
+		*ret = strdup(string_has_word(s, no) ? no : string_has_word(s, base) ? base : "");
 		break;
 	}
 	case WRITE_SUBTREE: {
 		const char *ctrl = value + 1;
 
-		*ret = strprintf("%c%s", has_token(s, ctrl) ? '+' : '-', ctrl);
+		*ret = strprintf("%c%s", string_has_word(s, ctrl) ? '+' : '-', ctrl);
 		break;
 	}
 	default:
@@ -360,11 +346,11 @@ static int read_back(Applier *a, WriteKind kind, const char *path, const char *v
 
 	switch (kind) {
 	case WRITE_FEATURE:
-		if (has_token(s, value))
+		if (string_has_word(s, value))
 			return 0;
 		break;
 	case WRITE_SUBTREE:
-		if (has_token(s, value + 1) == (value[0] == '+'))
+		if (string_has_word(s, value + 1) == (value[0] == '+'))
 			return 0;
 		break;
 	case WRITE_PARTITION: {
@@ -791,7 +777,7 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 		r = a->io.read(a->io.userdata, a->root_fd, "sys/kernel/debug/sched/features", &s);
 		if (r < 0)
 			return r;
-		*ret = strdup(has_token(s, "SMT_BUDDY_ASSIST") ? "on" : has_token(s, "NO_SMT_BUDDY_ASSIST") ? "off" : "absent");
+		*ret = strdup(string_has_word(s, "SMT_BUDDY_ASSIST") ? "on" : string_has_word(s, "NO_SMT_BUDDY_ASSIST") ? "off" : "absent");
 		break;
 	case CONTROL_SYSCTL_RELAX:
 	case CONTROL_CGROUP_V1_RELAX:

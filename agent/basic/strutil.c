@@ -61,6 +61,22 @@ int safe_atou(const char *s, unsigned *ret)
 	return safe_atou_base(s, 0, ret);
 }
 
+bool string_has_word(const char *text, const char *word)
+{
+	size_t l = strlen(word);
+
+	if (l == 0)
+		return false;
+	for (const char *p = strstr(text, word); p; p = strstr(p + 1, word)) {
+		bool start = p == text || strchr(WHITESPACE, p[-1]);
+		bool end = !p[l] || strchr(WHITESPACE, p[l]);
+
+		if (start && end)
+			return true;
+	}
+	return false;
+}
+
 char *strip_trailing(char *s)
 {
 	size_t l = strlen(s);

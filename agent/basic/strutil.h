@@ -15,6 +15,9 @@ int safe_atou(const char *s, unsigned *ret);
 int safe_atou_base(const char *s, int base, unsigned *ret);
 int safe_atolli(const char *s, long long *ret);
 
+/* Does @text contain @word delimited by whitespace or the ends ("NO_X" is not "X")? */
+bool string_has_word(const char *text, const char *word) _pure_;
+
 char *strip_trailing(char *s);
 char *strip(char *s);
 char *ascii_strlower(char *s);

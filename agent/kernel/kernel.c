@@ -35,20 +35,6 @@ static unsigned release_code(const char *release)
 	return major * 1000 + minor;
 }
 
-static bool has_token(const char *text, const char *token)
-{
-	size_t l = strlen(token);
-
-	for (const char *p = strstr(text, token); p; p = strstr(p + 1, token)) {
-		bool start = p == text || strchr(WHITESPACE, p[-1]);
-		bool end = !p[l] || strchr(WHITESPACE, p[l]);
-
-		if (start && end)
-			return true;
-	}
-	return false;
-}
-
 static int cmdline_int(const char *cmdline, const char *key, int *ret)
 {
 	_cleanup_strv_free_ char **words = NULL;
@@ -100,9 +86,9 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 	if (c.smt_buddy_sysctl)
 		c.smt_buddy_current = !!v;
 	if (read_file_at(root_fd, "sys/kernel/debug/sched/features", 0, &s, NULL) >= 0) {
-		if (has_token(s, "SMT_BUDDY_ASSIST"))
+		if (string_has_word(s, "SMT_BUDDY_ASSIST"))
 			c.smt_buddy_debugfs = true, c.smt_buddy_current = 1;
-		else if (has_token(s, "NO_SMT_BUDDY_ASSIST"))
+		else if (string_has_word(s, "NO_SMT_BUDDY_ASSIST"))
 			c.smt_buddy_debugfs = true, c.smt_buddy_current = c.smt_buddy_current < 0 ? 0 : c.smt_buddy_current;
 	}
 	free(s);
@@ -132,7 +118,7 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 
 	if (read_line_at(root_fd, "sys/fs/cgroup/cgroup.controllers", &s) >= 0) {
 		c.cgroup_v2 = true;
-		c.cgroup_v2_cpuset = has_token(s, "cpuset");
+		c.cgroup_v2_cpuset = string_has_word(s, "cpuset");
 		c.cpuset_partitions = c.cgroup_v2_cpuset &&
 				      (release_code(c.release) == 0 || release_code(c.release) >= 5011);
 	}
