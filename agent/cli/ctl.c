@@ -78,15 +78,7 @@ static int session_open(const CtlContext *ctx, Session *s, bool want_config)
 			return log_error_errno(r, "Failed to probe the kernel: %m");
 	}
 
-	s->facts = (MatchFacts) {
-		.vendor = cpu_vendor_to_string(s->identity.vendor),
-		.family = s->identity.family,
-		.model = s->identity.model,
-		.packages = (unsigned)s->topology->packages.n,
-		.cpus = cpuset_count(&s->topology->online),
-		.nodes_per_package = s->topology->nodes_per_package,
-		.smt = s->topology->threads_per_core > 1,
-	};
+	s->facts = plan_match_facts(&s->identity, s->topology);
 
 	if (want_config) {
 		_cleanup_free_ char *err = NULL;

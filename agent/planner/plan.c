@@ -467,6 +467,19 @@ int plan_compute(const PlanInput *in, Plan **ret)
 	return 0;
 }
 
+MatchFacts plan_match_facts(const CpuIdentity *id, const Topology *t)
+{
+	return (MatchFacts) {
+		.vendor = cpu_vendor_to_string(id->vendor),
+		.family = id->family,
+		.model = id->model,
+		.packages = (unsigned)t->packages.n,
+		.cpus = cpuset_count(&t->online),
+		.nodes_per_package = t->nodes_per_package,
+		.smt = t->threads_per_core > 1,
+	};
+}
+
 int plan_format(const Plan *p, unsigned cpu, char **ret)
 {
 	_cleanup_free_ char *layout = NULL, *iso = NULL, *hk = NULL;

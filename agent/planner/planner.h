@@ -94,5 +94,8 @@ int plan_auto_relax_level(const PlanInput *in);
  */
 int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSet *ret);
 
+/* The facts hardware rules match on, from the identity and the topology. */
+MatchFacts plan_match_facts(const CpuIdentity *id, const Topology *t);
+
 /* Readable plan: steps, then the predicted layout of cpu @cpu. */
 int plan_format(const Plan *p, unsigned cpu, char **ret);

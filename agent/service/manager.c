@@ -195,15 +195,7 @@ int manager_discover(Manager *m)
 	STRV_FOREACH(n, m->caps.notes)
 		log_info("Kernel: %s", *n);
 
-	m->facts = (MatchFacts) {
-		.vendor = cpu_vendor_to_string(m->identity.vendor),
-		.family = m->identity.family,
-		.model = m->identity.model,
-		.packages = (unsigned)m->topology->packages.n,
-		.cpus = cpuset_count(&m->topology->online),
-		.nodes_per_package = m->topology->nodes_per_package,
-		.smt = m->topology->threads_per_core > 1,
-	};
+	m->facts = plan_match_facts(&m->identity, m->topology);
 
 	r = applier_new(m->root_fd, NULL, &hooks, &m->applier);
 	if (r < 0)
