@@ -14,6 +14,7 @@ import re
 import sys
 
 results = []
+skipped = []    # (name, why): checks that cannot run on this guest kernel
 
 # Checks that fail intermittently because of kernel behaviour this series
 # does not change: reported as XFAIL (with the evidence) rather than FAIL, so
@@ -31,6 +32,10 @@ KNOWN_KERNEL_ISSUES = {
 
 def check(name, ok, why=""):
     results.append((name, bool(ok), why))
+
+
+def skip(name, why):
+    skipped.append((name, why))
 
 
 def load(path):
@@ -114,10 +119,17 @@ def numa_levels(text, cpu="cpu0"):
                if s.startswith(cpu + " ") and s.split()[2] == "NUMA")
 
 
+def klog(text):
+    """The kernel's own lines: without the guest's TT lines (topotunectl's
+    output quotes kernel messages it predicts)."""
+    return "\n".join(l for l in text.splitlines() if not l.startswith("TT "))
+
+
 def domain_errors(text):
     pats = ["groups don't span domain->span", "Node-distance not symmetric",
             "BUG: arch topology borken", "ERROR: domain->span does not contain",
             "ERROR: domain->groups does not contain", "SLIT table doesn't have the expected form"]
+    text = klog(text)
     return [p for p in pats if p in text]
 
 
@@ -136,6 +148,111 @@ def same_layout(a, b):
     return norm(a) == norm(b)
 
 
+def compares(t):
+    """{tag: (rc, [output lines])} of the guest's 'topotunectl layout --compare' runs."""
+    out = {}
+    for s in tt(t, "LAYOUT"):
+        m = re.match(r"(\S+) rc=(\d+)", s)
+        if m:
+            out[m.group(1)] = (int(m.group(2)), [])
+    for s in tt(t, "LAYOUT-OUT"):
+        tag, _, line = s.partition(" | ")
+        if tag in out:
+            out[tag][1].append(line)
+    return out
+
+
+def cmp_why(cmp, tags):
+    bad = ["%s: %s" % (g, "no run" if g not in cmp else "exit %d: %s" % (cmp[g][0], " / ".join(cmp[g][1])))
+           for g in tags if g not in cmp or cmp[g][0] != 0]
+    return "; ".join(bad)
+
+
+def agent_prop(t, name):
+    """busctl's text of 'TT AGENT NAME ...' (e.g. 's "applied"')."""
+    v = [s[len(name):].strip() for s in tt(t, "AGENT") if s.split(" ", 1)[0] == name]
+    return v[0] if v else ""
+
+
+def agent_checks(t, topo, kind):
+    if "TT BEGIN agent" not in t and "TT BEGIN layout" not in t:
+        return
+    if tt(t, "AGENT") == ["binaries=0"]:
+        return      # run-kernel-tier.sh printed "SKIP agent-in-guest: no build"
+    cmp = compares(t)
+    sfx = kind if topo == "hygon3" else "%s-%s" % (topo, kind)
+    first = "offline" if "TT BEGIN layout" in t else "boot"
+    # The planner's predicted layout equals what the kernel reports.
+    check("agent-layout-matches-kernel-" + sfx, first in cmp and cmp[first][0] == 0, cmp_why(cmp, [first]))
+    if topo != "hygon3":
+        return
+
+    agent = tt(t, "AGENT")
+    status = [kv(s) for s in agent if s.startswith("daemon=")]
+    daemon_checks = (["agent-applies-hygon-profile-patched", "agent-sysctl-read-back-patched",
+                      "agent-revert-restores-patched", "agent-hotplug-replans-patched"]
+                     if kind == "patched" else ["agent-reports-missing-controls-base"])
+    daemon_checks += ["agent-layout-matches-kernel-applied-" + kind, "agent-exits-cleanly-" + kind]
+    running = status and status[0].get("daemon") == "running"
+
+    # CPU 5 offline and back: the kernel rebuilds its domains, the model follows.
+    check("agent-hotplug-layout-matches-kernel-" + kind,
+          all(g in cmp and cmp[g][0] == 0 for g in ("hotplug-offline", "hotplug-online")),
+          cmp_why(cmp, ["hotplug-offline", "hotplug-online"]))
+
+    if not running:
+        why = next((s for s in agent if s.startswith("daemon=")), "no 'TT AGENT daemon=' line")
+        for name in daemon_checks:
+            skip(name, "topotuned could not run in the guest (%s)" % why)
+        return
+
+    def sysctl_line(prefix):
+        v = [s for s in agent if s.startswith(prefix)]
+        return kv(v[0]) if v else {}
+    boot = sysctl_line("binaries=1 boot:")
+    applied = sysctl_line("applied:")
+    reverted = sysctl_line("reverted:")
+    stopped = sysctl_line("stopped:")
+    state = agent_prop(t, "State")
+    reasons = agent_prop(t, "StateReasons")
+    settings = agent_prop(t, "Settings")
+    check("agent-layout-matches-kernel-applied-" + kind,
+          all(g in cmp and cmp[g][0] == 0 for g in ("applied", "reverted")), cmp_why(cmp, ["applied", "reverted"]))
+    ex = [kv(s) for s in agent if s.startswith("exit ")]
+    check("agent-exits-cleanly-" + kind,
+          ex and ex[0].get("status") == "0" and stopped == boot,
+          "exit %s; sysctls at boot %s, after stop %s" % (ex[0].get("status") if ex else "?", boot, stopped))
+    if kind == "patched":
+        sm = re.search(r'"smt_buddy_assist" "(\w+)" "(\w+)" (true|false)', settings)
+        check("agent-applies-hygon-profile-patched",
+              state == 's "applied"' and agent_prop(t, "ActiveProfile") == 's "balanced"' and sm and
+              sm.groups() == ("on", "on", "true"),
+              "State %s, ActiveProfile %s, Settings %s, StateReasons %s" % (
+                  state, agent_prop(t, "ActiveProfile"), settings, reasons))
+        check("agent-sysctl-read-back-patched", applied.get("smt_buddy_assist") == "1",
+              "sysctls after start: %s" % applied)
+        rv = [s for s in agent if s.startswith("revert ")]
+        check("agent-revert-restores-patched",
+              rv and kv(rv[0]).get("rc") == "0" and reverted.get("smt_buddy_assist") == "0" and
+              reverted.get("relax_domain_level") == boot.get("relax_domain_level") and
+              reverted.get("state") == '"off"',
+              "%s; after revert %s (boot %s)" % (rv[:1], reverted, boot))
+        hp = [kv(s) for s in tt(t, "HOTPLUG") if s.startswith("offline threads_before=")]
+        hon = [kv(s) for s in tt(t, "HOTPLUG") if s.startswith("online threads=")]
+        ok = (hp and hon and hp[0]["threads_after"].isdigit() and
+              int(hp[0]["threads_after"]) == int(hp[0]["threads_before"]) - 1 and
+              hp[0].get("state") not in ("", '"failed"') and
+              hon[0].get("threads") == hp[0]["threads_before"] and hon[0].get("state") not in ("", '"failed"'))
+        check("agent-hotplug-replans-patched", ok, "offline %s; online %s; reasons %s" % (
+            hp[:1], hon[:1], [s for s in tt(t, "HOTPLUG") if s.startswith("offline reasons")]))
+    else:
+        check("agent-reports-missing-controls-base",
+              state in ('s "degraded"', 's "pending-reboot"') and
+              re.search(r"smt_buddy_assist|SMT_BUDDY_ASSIST", reasons + settings) and
+              re.search(r"unsupported|missing|not (found|available)|absent", reasons + settings, re.I),
+              "State %s, StateReasons %s, Settings %s" % (state, reasons, settings))
+
+
 def main():
     logdir = sys.argv[1]
     expdir = sys.argv[2] if len(sys.argv) > 2 else None
@@ -152,13 +269,13 @@ def main():
     if b and p:
         n = numa_levels(b)
         check("hygon3-base-numa-levels-5", n == 5, "baseline builds %d NUMA levels" % n)
-        check("hygon3-base-groups-dont-span", "groups don't span domain->span" in b,
+        check("hygon3-base-groups-dont-span", "groups don't span domain->span" in klog(b),
               "baseline did not log it")
         n = numa_levels(p)
         check("hygon3-patched-numa-levels-3", n == 3, "patched builds %d NUMA levels" % n)
         errs = domain_errors(p)
         check("hygon3-patched-no-domain-errors", not errs, "; ".join(errs))
-        check("hygon3-patched-slit-fixup-logged", "Fixing up SNC SLIT table." in p)
+        check("hygon3-patched-slit-fixup-logged", "Fixing up SNC SLIT table." in klog(p))
         pkg = packages(p)
         doms = verbose_domains(verbose_block(p))
         bad = []
@@ -267,6 +384,11 @@ def main():
                       " ".join("%s->%s" % (f.get("placed"), f["cpus"])
                                for f in trials if f not in spread)))
 
+    # --- the agent in the guest (guest/init t_layout, t_agent) ------------------
+    for (topo, kind), t in sorted(logs.items()):
+        if t:
+            agent_checks(t, topo, kind)
+
     if expdir:
         for (topo, kind), t in sorted(logs.items()):
             if not t:
@@ -285,6 +407,8 @@ def main():
                 check("layout-matches-expected-%s-%s" % (topo, kind), old == lay,
                       "differs from %s" % path if old is not None else "missing %s" % path)
 
+    for name, why in skipped:
+        print("SKIP %s: %s" % (name, why))
     for name, ok, why in results:
         if ok:
             print("PASS " + name)

@@ -10,7 +10,9 @@
 #     --save-expected  rewrite tests/vm/expected/ from this run
 #
 # Environment: TOPOTUNE_KCACHE (cache, default /var/cache/topotune/kernel),
-# TOPOTUNE_KVERSION (pin a fetched Debian version), TOPOTUNE_JOBS.
+# TOPOTUNE_KVERSION (pin a fetched Debian version), TOPOTUNE_JOBS,
+# TOPOTUNE_BUILDDIR (meson build dir with the agent, for the agent checks in
+# the guest; default build-ci, else build, in the repository).
 #
 # Prints one "PASS name" / "FAIL name: why" line per check and finally
 # "N passed, M failed"; exits non-zero if any check failed.
@@ -138,7 +140,28 @@ else
 fi
 
 # --- initramfs --------------------------------------------------------------
-ih=$(cat "$here/guest/init" "$here/mkinitramfs.sh" /bin/busybox /usr/bin/taskset | sha256sum | cut -c1-16)
+# The agent (topotuned, topotunectl) from the meson build dir, run in the
+# guest by the "agent" test; without a build the test is skipped.
+repo=$(cd "$here/../.." && pwd)
+bdir=${TOPOTUNE_BUILDDIR:-}
+if [ -z "$bdir" ]; then
+	bdir=$repo/build
+	[ -d "$repo/build-ci" ] && bdir=$repo/build-ci
+fi
+agent_files=()
+if [ -x "$bdir/agent/service/topotuned" ] && [ -x "$bdir/agent/cli/topotunectl" ]; then
+	export TOPOTUNE_AGENT_BUILDDIR=$bdir
+	agent_files=("$bdir/agent/service/topotuned" "$bdir/agent/cli/topotunectl"
+		     $(find "$repo/conf" -type f | sort))
+	for b in dbus-daemon busctl; do
+		p=$(command -v "$b") && agent_files+=("$(readlink -f "$p")")
+	done
+else
+	unset TOPOTUNE_AGENT_BUILDDIR
+	echo "SKIP agent-in-guest: no build (no agent binaries in $bdir)"
+fi
+ih=$(cat "$here/guest/init" "$here/mkinitramfs.sh" /bin/busybox /usr/bin/taskset "${agent_files[@]}" |
+	sha256sum | cut -c1-16)
 initrd="$TOPOTUNE_KCACHE/initramfs-$ih.cpio.gz"
 if [ -f "$initrd" ] || "$here/mkinitramfs.sh" "$initrd" 2>"$logs/initramfs.log"; then
 	pass initramfs
@@ -187,9 +210,9 @@ mkdir -p "$run"
 for kind in base patched; do
 	k=$kbase; [ "$kind" = patched ] && k=$kpatched
 	note "booting $kind kernels"
-	boot "$k" "$HYGON" 3 topo,buddy,newidle,relax,seed001 "$run/hygon3-$kind.log"
-	boot "$k" "$GNR" 3 topo "$run/gnr3-$kind.log"
-	boot "$k" "$HYGON" 1 topo "$run/hygon1-$kind.log"
+	boot "$k" "$HYGON" 3 topo,buddy,newidle,relax,seed001,agent "$run/hygon3-$kind.log"
+	boot "$k" "$GNR" 3 topo,layout "$run/gnr3-$kind.log"
+	boot "$k" "$HYGON" 1 topo,layout "$run/hygon1-$kind.log"
 done
 note "serial logs in $run"
 
@@ -200,6 +223,7 @@ while read -r line; do
 	case "$line" in
 	PASS\ *) pass "${line#PASS }" ;;
 	XFAIL\ *) echo "$line" ;;	# known kernel behaviour, reported, not counted
+	SKIP\ *) echo "$line" ;;	# cannot run here (says why), not counted
 	FAIL\ *) f=${line#FAIL }; fail "${f%%: *}" "$(echo "$f" | sed -n 's/^[^:]*: //p')" ;;
 	esac
 done < <(python3 "$here/check.py" "${args[@]}")
