@@ -44,7 +44,13 @@ static void path_of(unsigned idx, char *buf, size_t size)
 		return;
 	}
 	idx -= FUZZ_TOPO_CPUS * FUZZ_TOPO_PER_CPU;
-	snprintf(buf, size, "sys/devices/system/node/node%zu/%s", idx / nn, fuzz_topo_per_node[idx % nn]);
+	if (idx < FUZZ_TOPO_NODES * nn) {
+		snprintf(buf, size, "sys/devices/system/node/node%zu/%s", idx / nn, fuzz_topo_per_node[idx % nn]);
+		return;
+	}
+	idx -= FUZZ_TOPO_NODES * nn;
+	snprintf(buf, size, "sys/devices/system/cpu/cpu%zu/%s", idx / FUZZ_ELEMENTS(fuzz_topo_per_cpu_late),
+		 fuzz_topo_per_cpu_late[idx % FUZZ_ELEMENTS(fuzz_topo_per_cpu_late)]);
 }
 
 static void check_topology(const Topology *t)

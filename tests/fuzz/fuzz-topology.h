@@ -45,6 +45,12 @@ static const char *const fuzz_topo_per_cpu[] = {
 	"topology/core_siblings",
 };
 
+/* Files the reader learned later: appended after the nodes, so older inputs keep their paths. */
+static const char *const fuzz_topo_per_cpu_late[] = {
+	"topology/die_cpus_list",
+	"topology/die_cpus",
+};
+
 static const char *const fuzz_topo_per_cache[] = {
 	"level", "type", "shared_cpu_list", "shared_cpu_map", "id",
 };
@@ -56,4 +62,5 @@ static const char *const fuzz_topo_per_node[] = {
 #define FUZZ_TOPO_PER_CPU (FUZZ_ELEMENTS(fuzz_topo_per_cpu) + FUZZ_TOPO_CACHES * FUZZ_ELEMENTS(fuzz_topo_per_cache))
 #define FUZZ_TOPO_N_PATHS                                                                       \
 	(FUZZ_ELEMENTS(fuzz_topo_global) + FUZZ_TOPO_CPUS * FUZZ_TOPO_PER_CPU +                    \
-	 FUZZ_TOPO_NODES * FUZZ_ELEMENTS(fuzz_topo_per_node))
+	 FUZZ_TOPO_NODES * FUZZ_ELEMENTS(fuzz_topo_per_node) +                                  \
+	 FUZZ_TOPO_CPUS * FUZZ_ELEMENTS(fuzz_topo_per_cpu_late))

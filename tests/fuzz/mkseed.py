@@ -24,6 +24,7 @@ PER_CPU = ["online", "topology/physical_package_id", "topology/die_id",
            "topology/core_siblings_list", "topology/core_siblings"]
 PER_CACHE = ["level", "type", "shared_cpu_list", "shared_cpu_map", "id"]
 PER_NODE = ["cpulist", "cpumap", "distance"]
+PER_CPU_LATE = ["topology/die_cpus_list", "topology/die_cpus"]   # after the nodes
 CPUS, NODES, CACHES = 8, 4, 4
 # Keep in the order of fuzz-kernel.c's table.
 KERNEL_PATHS = ["proc/sys/kernel/osrelease", "sys/kernel/security/lockdown",
@@ -42,6 +43,8 @@ def paths():
             out += [f"sys/devices/system/cpu/cpu{cpu}/cache/index{idx}/{f}" for f in PER_CACHE]
     for node in range(NODES):
         out += [f"sys/devices/system/node/node{node}/{f}" for f in PER_NODE]
+    for cpu in range(CPUS):
+        out += [f"sys/devices/system/cpu/cpu{cpu}/{f}" for f in PER_CPU_LATE]
     return out
 
 
