@@ -223,9 +223,6 @@ if 16 in gen and 640 in gen:
         if x and y:
             print("  %-8s %7.1f -> %7.1f ms  (x%.1f, %.3f ms per added CPU)" % (name, x, y, y / x, (y - x) / 624))
     print("  files    %7s -> %7s" % (a[2], b[2]))
-if 640 in gen and gen[640][9] != "-":
-    print()
-    print("topotune at 640 CPUs: user %s ms, system %s ms of CPU (medians, from wait4)" % (gen[640][9], gen[640][10]))
 PY
 
 # --- where the time goes: the floor per class of file, on the largest generated tree
