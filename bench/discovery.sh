@@ -11,8 +11,9 @@
 #
 # Environment: RUNS (timed runs per command, default 10, at least 5),
 # WARMUP (default 2), WORK (default /dev/shm/topotune-bench, removed unless
-# KEEP=1), REAL_MAX (largest real dumps to use, default 4), NICE (default 0:
-# timings are of the normal priority), FLOOR (path of the floor program).
+# KEEP=1), REAL_MAX (largest real dumps to use, default 4), FLOOR (path of
+# the floor program; default BUILD/bench/floor next to topotunectl, else it is
+# compiled with cc into WORK).
 # Needs python3, strace, lscpu; installs hwloc-nox (and strace) with apt-get
 # when missing and run as root. Timing is a python timer (posix_spawn +
 # wait4) that runs the four commands in turn, run after run, rather than
