@@ -81,6 +81,35 @@ int read_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *r
 	return 0;
 }
 
+int read_head_at(int dir_fd, const char *path, size_t size, char **ret)
+{
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *buf = NULL;
+	size_t have = 0;
+
+	fd = openat(dir_fd, path_relative(path), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negative_errno();
+	buf = malloc(size + 1);
+	if (!buf)
+		return -ENOMEM;
+	while (have < size) {
+		ssize_t n = read(fd, buf + have, size - have);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		if (n == 0)
+			break;
+		have += (size_t)n;
+	}
+	buf[have] = '\0';
+	*ret = TAKE_PTR(buf);
+	return 0;
+}
+
 int read_line_at(int dir_fd, const char *path, char **ret)
 {
 	char *buf, *nl;

@@ -18,6 +18,12 @@ int root_open(const char *path, int *ret_fd);
 /* Read a whole file; the buffer is NUL-terminated. */
 int read_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
 
+/*
+ * At most the first @size bytes (NUL-terminated), for files that are long
+ * but read from the start only, like /proc/cpuinfo on a 640-CPU machine.
+ */
+int read_head_at(int dir_fd, const char *path, size_t size, char **ret);
+
 /* First line with trailing whitespace removed. */
 int read_line_at(int dir_fd, const char *path, char **ret);
 

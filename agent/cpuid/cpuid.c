@@ -296,7 +296,11 @@ int cpuid_identify_sysroot(int root_fd, CpuIdentity *ret)
 	_cleanup_free_ char *text = NULL;
 	int r;
 
-	r = read_file_at(root_fd, "proc/cpuinfo", 0, &text, NULL);
+	/*
+	 * Only the first processor's block is parsed: do not make the kernel
+	 * format (and sample the frequency of) every CPU of a large machine.
+	 */
+	r = read_head_at(root_fd, "proc/cpuinfo", 16384, &text);
 	if (r >= 0) {
 		r = cpuid_parse_cpuinfo(text, ret);
 		if (r >= 0)
