@@ -60,7 +60,9 @@ if [ -n "${TOPOTUNE_AGENT_BUILDDIR:-}" ]; then
   <policy context="default">
     <allow user="*"/>
     <allow own="*"/>
-    <allow send_destination="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow receive_sender="*"/>
     <allow send_type="method_call"/>
   </policy>
 </busconfig>
