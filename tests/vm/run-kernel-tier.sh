@@ -178,7 +178,16 @@ SLIT=("10 15 17 21 28 26" "15 10 15 23 26 23" "17 15 10 26 23 21"
 HYGON="Dhyana,family=24,model=7,+topoext"
 GNR="Icelake-Server,vendor=GenuineIntel,family=6,model=173"
 
-boot() {	# kernel cpu nodes-per-socket tests log
+boot() {	# kernel cpu nodes-per-socket tests log: one retry if qemu's timer emulation panics the boot
+	boot_once "$@"
+	if grep -q "Kernel panic" "$5" && ! grep -q "^TT DONE" "$5"; then
+		note "boot panicked ($(grep -m1 -o 'Kernel panic.*' "$5")), retrying once"
+		mv "$5" "$5.panic"
+		boot_once "$@"
+	fi
+}
+
+boot_once() {
 	local kernel=$1 cpu=$2 nps=$3 tests=$4 log=$5 n s d
 	local -a numa=()
 	if [ "$nps" = 3 ]; then
