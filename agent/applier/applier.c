@@ -42,6 +42,11 @@ static int io_mkdir(void *u, int root_fd, const char *path)
 	return mkdirat(root_fd, path_relative(path), 0755) < 0 ? negative_errno() : 0;
 }
 
+static int io_create(void *u, int root_fd, const char *path, const char *value)
+{
+	return create_file_at(root_fd, path, value, 0644);
+}
+
 static int io_remove(void *u, int root_fd, const char *path, bool dir)
 {
 	return unlinkat(root_fd, path_relative(path), dir ? AT_REMOVEDIR : 0) < 0 ? negative_errno() : 0;
@@ -52,6 +57,7 @@ const ApplierIo applier_io_default = {
 	.write = io_write,
 	.mkdir = io_mkdir,
 	.remove = io_remove,
+	.create = io_create,
 };
 
 static void record_done(ChangeRecord *c)
@@ -393,8 +399,9 @@ static int do_write_full(Applier *a, WriteKind kind, const char *path, const cha
 			  : a->io.remove(a->io.userdata, a->root_fd, path, true);
 		break;
 	case WRITE_FILE:
-		r = value ? a->io.write(a->io.userdata, a->root_fd, path, value)
-			  : a->io.remove(a->io.userdata, a->root_fd, path, false);
+		r = !value ? a->io.remove(a->io.userdata, a->root_fd, path, false) :
+		    a->io.create ? a->io.create(a->io.userdata, a->root_fd, path, value) :
+				   io_create(NULL, a->root_fd, path, value);
 		break;
 	case WRITE_SYSTEMD:
 		r = a->hooks.set_allowed_cpus(a->hooks.userdata, ISOLATION_SLICE, value ?: "");

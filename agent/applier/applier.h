@@ -42,6 +42,8 @@ typedef struct ApplierIo {
 	int (*mkdir)(void *userdata, int root_fd, const char *path);
 	int (*remove)(void *userdata, int root_fd, const char *path, bool dir);
 	void *userdata;
+	/* Create a file of our own (bootloader drop-in); NULL: the default. */
+	int (*create)(void *userdata, int root_fd, const char *path, const char *value);
 } ApplierIo;
 
 typedef struct ApplierHooks {

@@ -173,6 +173,21 @@ int write_string_at(int dir_fd, const char *path, const char *value)
 	return 0;
 }
 
+int create_file_at(int dir_fd, const char *path, const char *value, unsigned mode)
+{
+	_cleanup_close_ int fd = -EBADF;
+	size_t len = strlen(value);
+
+	fd = openat(dir_fd, path_relative(path), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOCTTY, (mode_t)mode);
+	if (fd < 0)
+		return negative_errno();
+	if (write(fd, value, len) != (ssize_t)len)
+		return errno > 0 ? -errno : -EIO;
+	if (close(TAKE_FD(fd)) < 0)
+		return negative_errno();
+	return 0;
+}
+
 bool path_exists_at(int dir_fd, const char *path)
 {
 	return faccessat(dir_fd, path_relative(path), F_OK, AT_EACCESS) >= 0;

@@ -36,6 +36,9 @@ int read_unsigned_at(int dir_fd, const char *path, unsigned *ret);
  */
 int write_string_at(int dir_fd, const char *path, const char *value);
 
+/* Create (or replace) a regular file with @value, mode @mode. */
+int create_file_at(int dir_fd, const char *path, const char *value, unsigned mode);
+
 bool path_exists_at(int dir_fd, const char *path);
 bool dir_exists_at(int dir_fd, const char *path);
 

@@ -386,6 +386,50 @@ static void test_diff(void)
 	rm_rf(tmpl);
 }
 
+/* No runtime relax control: with manage_bootloader the drop-in is written, revert removes it. */
+static void test_bootloader(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = NULL, *after = NULL, *dropin = NULL;
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_(plan_freep) Plan *p = NULL;
+	ProfileSettings s = {
+		.smt_buddy_assist = SMT_BUDDY_KEEP,
+		.relax_mode = RELAX_LEVEL,
+		.relax_level = 2,
+		.relax_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
+		.isolation = ISOLATION_KEEP,
+	};
+	KernelCaps k;
+	PlanInput in;
+
+	put(fd, "etc/default/grub.d/.keep", "");
+	before = snapshot(fd);
+	check(topo_build(&small, &t) == 0);
+	kernel_caps_stock(&k);
+	in = (PlanInput) { &intel, t, &k, &s, "t" };
+	check(plan_compute(&in, &p) == 0);
+	check_int(p->steps[SETTING_RELAX_DOMAIN_LEVEL].action, STEP_PENDING_REBOOT);
+	check_str(p->kernel_cmdline, "relax_domain_level=2");
+
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	/* Without manage_bootloader nothing is written. */
+	check_int(applier_apply(a, p), 0);
+	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
+	a->manage_bootloader = true;
+	check_int(applier_apply(a, p), 1);
+	dropin = file(fd, "etc/default/grub.d/topotune.cfg");
+	check(dropin && strstr(dropin, "GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT relax_domain_level=2\""));
+	check(applier_revert(a) == 0);
+	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
+	after = snapshot(fd);
+	check_str(after, before);
+	kernel_caps_done(&k);
+	rm_rf(tmpl);
+}
+
 static void test_escape(void)
 {
 	static const char *values[] = { "", "0", "a b\n", "100%", "GRUB=\"$X y\"\n", "x=y" };
@@ -433,5 +477,6 @@ int main(void)
 	test_crash_recovery();
 	test_diff();
 	test_empty_root();
+	test_bootloader();
 	return test_end("test-applier");
 }
