@@ -116,7 +116,7 @@ static int session_resolve(Session *s, const char *name, Profile **ret_profile, 
 	return 0;
 }
 
-static int parse_cpu_arg(const char *s, unsigned *ret)
+int parse_cpu_arg(const char *s, unsigned *ret)
 {
 	int r = safe_atou_base(s, 10, ret);
 

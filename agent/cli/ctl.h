@@ -13,5 +13,8 @@ typedef struct CtlContext {
 	bool json;                /* --json for every verb that has it */
 } CtlContext;
 
+/* --cpu N: a CPU number below CPUSET_MAX_CPUS; logs and returns -EINVAL otherwise. */
+int parse_cpu_arg(const char *s, unsigned *ret);
+
 /* Run a verb; returns the process exit status (0 ok, 1 drift, 2 error). */
 int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[]);

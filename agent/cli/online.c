@@ -617,8 +617,8 @@ static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 	while ((c = getopt_long(argc, argv, "c:jp:", options, NULL)) >= 0)
 		switch (c) {
 		case 'c':
-			if (safe_atou_base(optarg, 10, &cpu) < 0 || cpu >= CPUSET_MAX_CPUS)
-				return log_error("--cpu: expected a CPU number, got '%s'", optarg), 2;
+			if (parse_cpu_arg(optarg, &cpu) < 0)
+				return 2;
 			have_cpu = true;
 			break;
 		case 'j':
