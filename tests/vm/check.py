@@ -174,6 +174,70 @@ def agent_prop(t, name):
     return v[0] if v else ""
 
 
+BENCH_WORKLOADS = ("hackbench", "schbench", "stream", "stressng")
+
+
+def bench_tables(out):
+    """{variant: {workload: rows} or 'n/a: why'} from workloads.sh's tables."""
+    tables, cur = {}, None
+    for line in out:
+        m = re.match(r"## (\S+) vs base", line)
+        if m:
+            cur = tables.setdefault(m.group(1), {})
+            continue
+        if line.startswith("## base only"):
+            cur = tables.setdefault("base", {})
+            continue
+        if cur is None or not line.strip() or line.startswith("#"):
+            continue
+        if line.startswith("n/a:"):
+            tables[[k for k, v in tables.items() if v is cur][0]] = line
+            cur = None
+            continue
+        cols = line.split()
+        if cols[0] in BENCH_WORKLOADS:
+            cur.setdefault(cols[0], []).append(cols)
+    return tables
+
+
+def bench_checks(t, kind):
+    """The smoke run of bench/kernel/workloads.sh (guest/init t_bench)."""
+    if "TT BEGIN bench" not in t:
+        return
+    if tt(t, "BENCH") == ["harness=0"]:
+        skip("bench-smoke-" + kind, "no harness in the initramfs (no meson build of bench/kernel)")
+        return
+    out = tt(t, "BENCH-OUT |")
+    before = next((s for s in tt(t, "BENCH") if s.startswith("before:")), "")
+    after = next((s for s in tt(t, "BENCH") if s.startswith("after:")), "")
+    rc = next((s for s in tt(t, "BENCH") if s.startswith("rc=")), "rc=?")
+    tables = bench_tables(out)
+    check("bench-smoke-runs-" + kind, rc == "rc=0", "%s; last lines: %s" % (rc, " | ".join(out[-4:])))
+    check("bench-smoke-restores-controls-" + kind, before and before[7:] == after[6:],
+          "%s / %s" % (before, after))
+    variants = ("buddy", "relax=2", "buddy+relax=2")
+    if kind == "base":
+        # the unpatched kernel has neither control: every variant is n/a, with the reason
+        na = [v for v in variants if str(tables.get(v, "")).startswith("n/a: kernel has no")]
+        check("bench-smoke-variants-na-base", len(na) == len(variants), tables)
+        rows = tables.get("base", {})
+        check("bench-smoke-base-table-base", isinstance(rows, dict) and
+              all(w in rows for w in BENCH_WORKLOADS), rows)
+        return
+    bad = []
+    for v in variants:
+        rows = tables.get(v)
+        if not isinstance(rows, dict):
+            bad.append("%s: %s" % (v, rows))
+            continue
+        for w in BENCH_WORKLOADS:
+            for cols in rows.get(w, [None]):
+                # workload case metric base variant change
+                if not cols or len(cols) != 6 or not re.match(r"[-+]\d+\.\d%$|^-$", cols[5]):
+                    bad.append("%s/%s: %s" % (v, w, cols))
+    check("bench-smoke-tables-patched", not bad, "; ".join(bad))
+
+
 def agent_checks(t, topo, kind):
     if "TT BEGIN agent" not in t and "TT BEGIN layout" not in t:
         return
@@ -385,6 +449,10 @@ def main():
                       len(spread), len(trials),
                       " ".join("%s->%s" % (f.get("placed"), f["cpus"])
                                for f in trials if f not in spread)))
+
+    for kind in ("base", "patched"):
+        if logs["hygon3", kind]:
+            bench_checks(logs["hygon3", kind], kind)
 
     # --- the agent in the guest (guest/init t_layout, t_agent) ------------------
     for (topo, kind), t in sorted(logs.items()):

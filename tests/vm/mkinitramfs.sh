@@ -5,7 +5,9 @@
 # it when the meson build dir holds the agent), also topotuned, topotunectl,
 # dbus-daemon and busctl with their libraries, a private bus config
 # (/etc/tt-bus.conf, listening on /run/tt-bus) and the shipped conf/ under
-# /usr/lib/topotune and /etc/topotune.  Usage: mkinitramfs.sh OUTPUT.cpio.gz
+# /usr/lib/topotune and /etc/topotune; and the kernel workload harness
+# (bench/kernel: workloads.sh, tt-stream, tt-wakeup from the build dir, the
+# host's hackbench and stress-ng).  Usage: mkinitramfs.sh OUTPUT.cpio.gz
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 out=$1
@@ -19,13 +21,17 @@ for a in $("$root/bin/busybox" --list); do
 	ln -sf busybox "$root/bin/$a"
 done
 
-copy_with_libs() {
-	local bin=$1 lib
-	install -D -m 0755 "$bin" "$root$bin"
-	for lib in $(ldd "$bin" | awk '/=>/ { print $3 } /^\s*\/lib/ { print $1 }'); do
+copy_libs() {
+	local lib
+	for lib in $(ldd "$1" | awk '/=>/ { print $3 } /^\s*\/lib/ { print $1 }'); do
 		[ -f "$lib" ] || continue
 		install -D -m 0755 "$lib" "$root$lib"
 	done
+}
+
+copy_with_libs() {
+	install -D -m 0755 "$1" "$root$1"
+	copy_libs "$1"
 }
 copy_with_libs /usr/bin/taskset
 
@@ -33,16 +39,25 @@ if [ -n "${TOPOTUNE_AGENT_BUILDDIR:-}" ]; then
 	repo=$(cd "$here/../.." && pwd)
 	install -D -m 0755 "$TOPOTUNE_AGENT_BUILDDIR/agent/service/topotuned" "$root/usr/bin/topotuned"
 	install -D -m 0755 "$TOPOTUNE_AGENT_BUILDDIR/agent/cli/topotunectl" "$root/usr/bin/topotunectl"
-	for b in "$TOPOTUNE_AGENT_BUILDDIR/agent/service/topotuned" "$TOPOTUNE_AGENT_BUILDDIR/agent/cli/topotunectl"; do
-		for lib in $(ldd "$b" | awk '/=>/ { print $3 } /^\s*\/lib/ { print $1 }'); do
-			if [ -f "$lib" ]; then install -D -m 0755 "$lib" "$root$lib"; fi
-		done
-	done
+	copy_libs "$TOPOTUNE_AGENT_BUILDDIR/agent/service/topotuned"
+	copy_libs "$TOPOTUNE_AGENT_BUILDDIR/agent/cli/topotunectl"
 	for b in dbus-daemon busctl; do
 		p=$(command -v "$b" 2>/dev/null) && copy_with_libs "$(readlink -f "$p")" ||
 			echo "mkinitramfs: $b not found on the host; the guest runs the agent offline only" >&2
 	done
 	[ -e "$root/usr/bin/dbus-daemon" ] || rm -f "$root/usr/bin/busctl"
+	# the kernel workload harness (guest/init t_bench), when the host has the workloads
+	if [ -x "$TOPOTUNE_AGENT_BUILDDIR/bench/kernel/tt-stream" ]; then
+		install -D -m 0755 "$repo/bench/kernel/workloads.sh" "$root/usr/lib/tt-bench/workloads.sh"
+		for b in tt-stream tt-wakeup; do
+			install -m 0755 "$TOPOTUNE_AGENT_BUILDDIR/bench/kernel/$b" "$root/usr/lib/tt-bench/$b"
+			copy_libs "$TOPOTUNE_AGENT_BUILDDIR/bench/kernel/$b"
+		done
+		for b in hackbench stress-ng; do
+			p=$(command -v "$b" 2>/dev/null) && copy_with_libs "$(readlink -f "$p")" ||
+				echo "mkinitramfs: $b not found on the host; the guest's harness reports it missing" >&2
+		done
+	fi
 	mkdir -p "$root/usr/lib/topotune" "$root/etc/topotune/topotune.conf.d" "$root/run" "$root/var/lib/dbus"
 	cp -r "$repo/conf/profiles" "$repo/conf/hardware.d" "$root/usr/lib/topotune/"
 	cp "$repo/conf/topotune.conf" "$root/etc/topotune/"

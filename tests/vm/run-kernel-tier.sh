@@ -62,7 +62,7 @@ if [ "$deps" = 1 ]; then
 	command -v qemu-system-x86_64 >/dev/null || need+=(qemu-system-x86)
 	[ -x /bin/busybox ] && file -L /bin/busybox 2>/dev/null | grep -q static || need+=(busybox-static)
 	command -v gcc >/dev/null && command -v make >/dev/null || need+=(build-essential)
-	for p in bc bison flex cpio git python3 xz-utils file util-linux \
+	for p in bc bison flex cpio git python3 xz-utils file util-linux rt-tests stress-ng \
 		 libelf-dev libssl-dev python3-ply python3-git debian-archive-keyring; do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || need+=("$p")
 	done
@@ -153,9 +153,13 @@ if [ -x "$bdir/agent/service/topotuned" ] && [ -x "$bdir/agent/cli/topotunectl" 
 	export TOPOTUNE_AGENT_BUILDDIR=$bdir
 	agent_files=("$bdir/agent/service/topotuned" "$bdir/agent/cli/topotunectl"
 		     $(find "$repo/conf" -type f | sort))
-	for b in dbus-daemon busctl; do
+	for b in dbus-daemon busctl hackbench stress-ng; do
 		p=$(command -v "$b") && agent_files+=("$(readlink -f "$p")")
 	done
+	for b in tt-stream tt-wakeup; do
+		[ -x "$bdir/bench/kernel/$b" ] && agent_files+=("$bdir/bench/kernel/$b")
+	done
+	agent_files+=("$repo/bench/kernel/workloads.sh")
 else
 	unset TOPOTUNE_AGENT_BUILDDIR
 	echo "SKIP agent-in-guest: no build (no agent binaries in $bdir)"
@@ -219,7 +223,7 @@ mkdir -p "$run"
 for kind in base patched; do
 	k=$kbase; [ "$kind" = patched ] && k=$kpatched
 	note "booting $kind kernels"
-	boot "$k" "$HYGON" 3 topo,buddy,newidle,relax,seed001,agent "$run/hygon3-$kind.log"
+	boot "$k" "$HYGON" 3 topo,buddy,newidle,relax,seed001,agent,bench "$run/hygon3-$kind.log"
 	boot "$k" "$GNR" 3 topo,layout "$run/gnr3-$kind.log"
 	boot "$k" "$HYGON" 1 topo,layout "$run/hygon1-$kind.log"
 done
