@@ -584,6 +584,7 @@ typedef struct Undo {
 	const char *path;
 	char *before;          /* value before this apply (NULL: absent) */
 	char *prev_new;        /* the record's previous "new", if it existed */
+	char *prev_why;        /* and its previous "why" */
 	bool created_record;
 	bool attempted;        /* do_write() was called: the kernel may have it */
 } Undo;
@@ -617,6 +618,11 @@ static void rollback(Applier *a, Undo *undo, size_t n_undo)
 			}
 			free(rec->new);
 			rec->new = TAKE_PTR(u->prev_new);
+			/* The record reads as before this apply, why included. */
+			if (u->prev_why) {
+				free(rec->why);
+				rec->why = TAKE_PTR(u->prev_why);
+			}
 			rec->done = true;
 		}
 	}
@@ -712,9 +718,12 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 			}
 		} else {
 			u->prev_new = TAKE_PTR(rec->new);
-			r = strdup_to(&rec->why, strempty(w->why));
-			if (r < 0)
+			u->prev_why = TAKE_PTR(rec->why);
+			rec->why = strdup(strempty(w->why));
+			if (!rec->why) {
+				r = -ENOMEM;
 				goto rollback;
+			}
 		}
 		rec->new = strdup(w->value);
 		if (!rec->new) {
@@ -749,6 +758,7 @@ out:
 	for (size_t i = 0; i < n_undo; i++) {
 		free(undo[i].before);
 		free(undo[i].prev_new);
+		free(undo[i].prev_why);
 	}
 	write_list_done(&l);
 	return r;

@@ -191,7 +191,9 @@ static const TopoSpec small = { 1, 4, 2, 2, 2, NULL, NULL };
 static const CpuIdentity intel = { .vendor = CPU_VENDOR_INTEL, .arch = "x86", .have_family = true, .family = 6,
 				   .model = 0x55 };
 
-static Plan *make_plan(SmtBuddyMode smt, RelaxMode relax, int level, const char *isolated, bool debugfs_only)
+/* As planned on a kernel whose SMT_BUDDY_ASSIST is @smt_current. */
+static Plan *make_plan_on(SmtBuddyMode smt, RelaxMode relax, int level, const char *isolated, bool debugfs_only,
+			  int smt_current)
 {
 	_cleanup_(topology_freep) Topology *t = NULL;
 	ProfileSettings s = {
@@ -211,6 +213,7 @@ static Plan *make_plan(SmtBuddyMode smt, RelaxMode relax, int level, const char 
 	if (isolated)
 		check(cpuset_parse_list(isolated, &s.isolated_cpus, NULL) == 0);
 	kernel_caps_patched(&k);
+	k.smt_buddy_current = smt_current;
 	if (debugfs_only)
 		k.smt_buddy_sysctl = false;
 	in = (PlanInput) { &intel, t, &k, &s, "t" };
@@ -218,6 +221,11 @@ static Plan *make_plan(SmtBuddyMode smt, RelaxMode relax, int level, const char 
 	cpuset_done(&s.isolated_cpus);
 	kernel_caps_done(&k);
 	return p;
+}
+
+static Plan *make_plan(SmtBuddyMode smt, RelaxMode relax, int level, const char *isolated, bool debugfs_only)
+{
+	return make_plan_on(smt, relax, level, isolated, debugfs_only, 0);
 }
 
 static char *file(int fd, const char *path)
@@ -336,6 +344,37 @@ static void test_faults(void)
 	/* mkdir of the slice refused. */
 	test_fault("cgroup mkdir EROFS", (Fault) { .path = "topotune-isolated.slice", .on_write = true, .error = EROFS },
 		   -EROFS, "topotune-isolated.slice: writing \"dir\": Read-only file system", false);
+}
+
+/*
+ * A failed apply that changes a setting we already hold: the rollback puts
+ * the record back as it was, reason included, so the file on disk is byte
+ * for byte the one from before the attempt.
+ */
+static void test_rollback_keeps_record(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = snapshot(fd), *held = NULL, *after_fail = NULL, *after = NULL;
+	_cleanup_(plan_freep) Plan *p1 = make_plan(SMT_BUDDY_ON, RELAX_KEEP, 0, NULL, false);
+	/* Planned once p1 holds: SMT_BUDDY_ASSIST is on, back off for another reason. */
+	_cleanup_(plan_freep) Plan *p2 = make_plan_on(SMT_BUDDY_OFF, RELAX_LEVEL, 2, NULL, false, 1);
+	_cleanup_(applier_freep) Applier *a = NULL;
+
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p1), 1);
+	held = snapshot(fd);
+	fault = (Fault) { .path = "sched_relax_domain_level", .on_write = true, .error = EACCES };
+	check_int(applier_apply(a, p2), -EACCES);
+	fault = (Fault) {};
+	after_fail = snapshot(fd);
+	check_str(after_fail, held);
+	check_int(a->n_changes, 1);
+	check(applier_revert(a) == 0);
+	after = snapshot(fd);
+	check_str(after, before);
+	rm_rf(tmpl);
 }
 
 static void test_crash_recovery(void)
@@ -481,6 +520,7 @@ int main(void)
 	test_escape();
 	test_apply_verify_revert();
 	test_faults();
+	test_rollback_keeps_record();
 	test_crash_recovery();
 	test_diff();
 	test_empty_root();
