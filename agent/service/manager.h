@@ -154,6 +154,11 @@ int manager_status_text(Manager *m, char **ret);
 bool manager_layout_is_live(const Manager *m);
 
 /* manager-bus.c */
+/*
+ * Serve org.topotune1 on @m->bus when the caller made the connection (tests:
+ * one end of a socketpair), else on the bus at --bus-address or the system
+ * bus; attach it to @m->event.
+ */
 int manager_connect_bus(Manager *m);
 void manager_emit_changed(Manager *m);
 void manager_emit_drift(Manager *m, const char *setting, const char *want, const char *got);
