@@ -201,7 +201,13 @@ const char *relax_mode_to_string(RelaxMode m) _const_;
 RelaxMode relax_mode_from_string(const char *s) _pure_;
 IsolationMode isolation_mode_from_string(const char *s) _pure_;
 
-/* [A-Za-z0-9_.-]+, not starting with '.': the only names profile_load() accepts. */
+/* NAME.ini must fit in one directory entry (NAME_MAX): a longer name is no profile. */
+#define PROFILE_NAME_MAX 251
+
+/*
+ * [A-Za-z0-9_.-]{1,PROFILE_NAME_MAX}, not starting with '.': the only names
+ * profile_load() accepts.
+ */
 bool profile_name_is_valid(const char *name) _pure_;
 
 /* Built-in defaults, no origins: keep, keep, isolated_cpus = none, whole-cores. */

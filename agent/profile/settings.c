@@ -50,10 +50,12 @@ DEFINE_STRING_TABLE_LOOKUP(rollback_mode, RollbackMode);
 
 bool profile_name_is_valid(const char *name)
 {
+	size_t n = 0;
+
 	if (!name || !*name || name[0] == '.')
 		return false;
-	for (const char *p = name; *p; p++)
-		if (!isascii((unsigned char)*p) ||
+	for (const char *p = name; *p; p++, n++)
+		if (n >= PROFILE_NAME_MAX || !isascii((unsigned char)*p) ||
 		    !(isalnum((unsigned char)*p) || strchr("_.-", *p)))
 			return false;
 	return true;

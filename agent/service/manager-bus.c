@@ -525,7 +525,8 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 		return r;
 	if (!profile_name_is_valid(name))
 		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
-					 "'%s' is not a profile name ([A-Za-z0-9_.-]+, not starting with '.')", name);
+					 "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')", name,
+					 PROFILE_NAME_MAX);
 	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */

@@ -218,9 +218,19 @@ static const struct {
 
 static void test_profile_names(void)
 {
+	char longest[PROFILE_NAME_MAX + 2];
+
 	for (size_t i = 0; i < ELEMENTSOF(name_cases); i++)
 		check_ctx(name_cases[i].name, profile_name_is_valid(name_cases[i].name) == name_cases[i].valid);
 	check(!profile_name_is_valid(NULL));
+
+	/* NAME.ini fits a directory entry, one character more does not (ENAMETOOLONG, not "no such profile"). */
+	memset(longest, 'l', sizeof(longest) - 1);
+	longest[PROFILE_NAME_MAX] = '\0';
+	check(profile_name_is_valid(longest));
+	longest[PROFILE_NAME_MAX] = 'l';
+	longest[PROFILE_NAME_MAX + 1] = '\0';
+	check(!profile_name_is_valid(longest));
 }
 
 /* ---- one profile file: good ---------------------------------------------- */
