@@ -815,10 +815,19 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 		 * one, the root's cpuset.cpus.isolated says what others isolated.
 		 */
 		r = a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus.partition", &part);
+		if (r < 0 && r != -ENOENT)
+			return r;   /* our partition is there and does not say what it is: not "none" */
 		if (r >= 0 && startswith(strip(part), "isolated") && !strstr(part, "invalid"))
 			r = a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus", &s);
-		else
+		else {
 			r = a->io.read(a->io.userdata, a->root_fd, "sys/fs/cgroup/cpuset.cpus.isolated", &s);
+			/*
+			 * Kernels before 6.7 have partitions but no such file: no one
+			 * isolated anything we can see, as kernel_probe() concluded.
+			 */
+			if (r == -ENOENT)
+				r = strdup_to(&s, "");
+		}
 		if (r < 0)
 			return r;
 		r = cpuset_parse_list(strip(s), &set, NULL);

@@ -377,6 +377,63 @@ static void test_rollback_keeps_record(void)
 	rm_rf(tmpl);
 }
 
+/*
+ * Kernels before 6.7 have cpuset partitions but no cpuset.cpus.isolated:
+ * "nothing isolated" is in sync there, not "unreadable" drift at every
+ * verification.
+ */
+static void test_no_isolated_file(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(plan_freep) Plan *p = make_plan(SMT_BUDDY_ON, RELAX_KEEP, 0, NULL, false);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_free_ char *actual = NULL;
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	check(unlinkat(fd, "sys/fs/cgroup/cpuset.cpus.isolated", 0) == 0);
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p), 1);
+	check(applier_read_actual(a, &p->steps[SETTING_ISOLATED_CPUS], &actual) == 0);
+	check_str(actual, "none");
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 0);
+	for (size_t i = 0; i < n; i++)
+		fprintf(stderr, "  %s: want %s, got %s\n", setting_id_to_string(m[i].setting), m[i].want, m[i].got);
+	mismatches_free(m, n);
+	check(applier_revert(a) == 0);
+	rm_rf(tmpl);
+}
+
+/* Our slice's partition is there and cannot be read: verification says so, it is not "none". */
+static void test_unreadable_partition(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(plan_freep) Plan *p = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 2, "3,7", false);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	char *actual = NULL;
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p), 5);
+	fault = (Fault) { .path = "cpuset.cpus.partition", .error = EIO };
+	check_int(applier_read_actual(a, &p->steps[SETTING_ISOLATED_CPUS], &actual), -EIO);
+	check(actual == NULL);
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 1);
+	if (n == 1)
+		check_str(m[0].got, "unreadable: Input/output error");
+	mismatches_free(m, n);
+	fault = (Fault) {};
+	check(applier_revert(a) == 0);
+	rm_rf(tmpl);
+}
+
 static void test_crash_recovery(void)
 {
 	char tmpl[] = "/tmp/test-applier-XXXXXX";
@@ -521,6 +578,8 @@ int main(void)
 	test_apply_verify_revert();
 	test_faults();
 	test_rollback_keeps_record();
+	test_no_isolated_file();
+	test_unreadable_partition();
 	test_crash_recovery();
 	test_diff();
 	test_empty_root();
