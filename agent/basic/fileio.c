@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Root-fd file I/O. Depends on nothing but libc. Every read is whole-file
- * then parse-from-memory: sysfs attributes are small and a single read()
- * gives a consistent snapshot.
+ * (or whole first line) then parse-from-memory: sysfs attributes are small
+ * and a single read() gives a consistent snapshot.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -124,6 +124,54 @@ int read_line_at(int dir_fd, const char *path, char **ret)
 	strip_trailing(buf);
 	*ret = buf;
 	return 0;
+}
+
+int read_line_buf_at(int dir_fd, const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = -EBADF;
+	size_t have = 0;
+	char *nl;
+
+	if (size == 0)
+		return -ENOBUFS;
+	fd = openat(dir_fd, path_relative(path), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return negative_errno();
+
+	/* Short reads and EINTR only mean "read again", until a newline or EOF. */
+	for (;;) {
+		char one, *to = buf + have;
+		size_t want = size - 1 - have;
+		ssize_t n;
+
+		if (want == 0) {
+			/* Full: the line fits if a newline or EOF comes next. */
+			to = &one;
+			want = 1;
+		}
+		n = read(fd, to, want);
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return negative_errno();
+		}
+		if (n == 0)
+			break;
+		nl = memchr(to, '\n', (size_t)n);
+		if (to == &one) {
+			if (!nl)
+				return -ENOBUFS;
+			break;
+		}
+		have += (size_t)n;
+		if (nl) {
+			have = (size_t)(nl - buf);
+			break;
+		}
+	}
+	buf[have] = '\0';
+	/* A NUL inside the line ends it, as for read_line_at()'s string. */
+	return (int)strlen(strip_trailing(buf));
 }
 
 int read_int_at(int dir_fd, const char *path, int *ret)

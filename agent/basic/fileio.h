@@ -27,6 +27,15 @@ int read_head_at(int dir_fd, const char *path, size_t size, char **ret);
 /* First line with trailing whitespace removed. */
 int read_line_at(int dir_fd, const char *path, char **ret);
 
+/*
+ * The first line into @buf of @size bytes, trailing whitespace removed, as
+ * read_line_at() gives it, without an allocation. Reading stops as soon as
+ * the line is complete: a sysfs attribute is one line that comes whole in
+ * the first read(), so the second read() that only returns 0 is not made.
+ * Returns the length of the line; -ENOBUFS when it does not fit.
+ */
+int read_line_buf_at(int dir_fd, const char *path, char *buf, size_t size);
+
 int read_int_at(int dir_fd, const char *path, int *ret);
 int read_unsigned_at(int dir_fd, const char *path, unsigned *ret);
 
