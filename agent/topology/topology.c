@@ -9,7 +9,7 @@
  * kernel reports the same sets for every member. The cost left is one
  * open/read/close per file, so each is read with one read() into the stack,
  * opened below sys/devices/system/cpu, and nothing is read that the sets
- * already tell (the cpuN directory list).
+ * already tell (a CPU's L2 level, the cpuN directory list).
  */
 #include <dirent.h>
 #include <fcntl.h>
@@ -603,12 +603,29 @@ static int load_caches(int cpu_fd, Topology *t)
 			continue;
 
 		if (c->llc >= 0 && l2_hint >= 0) {
-			unsigned level;
+			unsigned level = 0;
 
 			path_join(dir, sizeof(dir), "cpu", num(nb, cpu), "/cache/index", num(ib, l2_hint), NULL);
+			if (l2_hint >= 2 && t->llc_level == 3 &&
+			    read_set_pair(cpu_fd, dir, "shared_cpu_list", "shared_cpu_map", &l2.shared) >= 0) {
+				/*
+				 * The set tells the level without its file: a CPU's
+				 * caches come by ascending level (CPUID leaf 4 or
+				 * 0x8000001d, ACPI PPTT, device tree), at most a data
+				 * and an instruction cache per level, so index 2 and up
+				 * is L2 or higher; with L3 the last level, a set
+				 * strictly inside this CPU's L3 is its L2. A set equal
+				 * to the L3's (no L2 at this index) asks the level file.
+				 */
+				cpuset_and(&l2.shared, &t->online);
+				if (cpuset_is_subset(&l2.shared, &t->llcs.items[c->llc].cpus) &&
+				    !cpuset_equal(&l2.shared, &t->llcs.items[c->llc].cpus))
+					level = 2;
+			}
 			path_join(path, sizeof(path), dir, "/level", NULL);
-			if (read_unsigned_attr(cpu_fd, path, &level) >= 0 && level == 2 &&
-			    read_cache_index(cpu_fd, t, dir, false, &l2) >= 0) {
+			if (level == 2 ||
+			    (read_unsigned_attr(cpu_fd, path, &level) >= 0 && level == 2 &&
+			     read_cache_index(cpu_fd, t, dir, false, &l2) >= 0)) {
 				l2.level = 2;
 				r = cache_group(t, &t->l2s, &l2, false);
 				cpuset_done(&l2.shared);
