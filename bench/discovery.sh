@@ -7,8 +7,11 @@
 # nothing else), on generated trees of 16, 128, 384 and 640 CPUs and on the
 # largest real dumps in ../shared/realdata/sysfs. Prints figures, asserts nothing.
 #
-#   bench/discovery.sh [TOPOTUNECTL]     default build/agent/cli/topotunectl
+#   bench/discovery.sh [TOPOTUNECTL [LABEL=OTHER-TOPOTUNECTL...]]
 #
+# TOPOTUNECTL defaults to build/agent/cli/topotunectl. Each LABEL=PATH is
+# another topotunectl (the build before a change, a variant) timed in the
+# same loop, so that before/after ratios share the machine's load.
 # Environment: RUNS (timed runs per command, default 10, at least 5),
 # WARMUP (default 2), WORK (default /dev/shm/topotune-bench, removed unless
 # KEEP=1), REAL_MAX (largest real dumps to use, default 4), FLOOR (path of
@@ -16,9 +19,13 @@
 # compiled with cc into WORK).
 # Needs python3, strace, lscpu; installs hwloc-nox (and strace) with apt-get
 # when missing and run as root. Timing is a python timer (posix_spawn +
-# wait4) that runs the four commands in turn, run after run, rather than
+# wait4) that runs the commands in turn, run after run, rather than
 # hyperfine's one-command-at-a-time: on a shared machine a burst of
 # background load then hits every tool alike, and the ratios stay honest.
+# Besides wall time it reports each process's CPU time (user + system from
+# wait4(), which Linux accounts to the nanosecond in total even where the
+# user/system split is tick-sampled): it leaves out the time spent waiting
+# for a CPU that other work holds.
 set -u
 
 src=$(cd "$(dirname "$0")/.." && pwd)
@@ -35,6 +42,15 @@ die() { echo "discovery: $*" >&2; exit 2; }
 
 ctl=$(readlink -f "$ctl") || die "no topotunectl at ${1:-build/agent/cli/topotunectl} (build first: meson setup build && ninja -C build)"
 [ -x "$ctl" ] || die "$ctl is not executable"
+[ $# -gt 0 ] && shift
+alts=()    # "label=path" of other topotunectl builds
+for a in "$@"; do
+	case $a in
+	*=*) p=$(readlink -f "${a#*=}") && [ -x "$p" ] || die "${a#*=} is not executable"
+	     alts+=("${a%%=*}=$p") ;;
+	*) die "expected LABEL=PATH, got $a" ;;
+	esac
+done
 
 apt_install() {  # command package
 	command -v "$1" >/dev/null && return 0
@@ -106,35 +122,45 @@ for t in "${trees[@]}"; do
 	cpus=$(ls "$dir/sys/devices/system/cpu" | grep -c '^cpu[0-9][0-9]*$')
 
 	# The files topotunectl reads: its successful openat()s of regular files
-	# below the root (relative paths), in order, as the floor will read them.
-	strace -f -e trace=openat -o "$work/strace.txt" "$ctl" --root "$dir" topology --json >/dev/null 2>&1
-	sed -n 's/^[0-9]* *openat([^,]*, "\([^/"][^"]*\)", .*) = [0-9][0-9]*.*$/\1/p' "$work/strace.txt" |
-		while read -r p; do [ -f "$dir/$p" ] && echo "$p"; done >"$work/files.txt"
+	# below the root, in order, as the floor will read them (relative to the
+	# root; strace -y names the file an fd was opened on, whichever
+	# directory fd the path was relative to).
+	real=$(readlink -f "$dir")
+	strace -f -y -e trace=openat -o "$work/strace.txt" "$ctl" --root "$dir" topology --json >/dev/null 2>&1
+	sed -n 's/^[0-9]* *openat(.*) = [0-9][0-9]*<\(.*\)>$/\1/p' "$work/strace.txt" |
+		while read -r p; do
+			case $p in "$real"/*) p=${p#"$real"/}; [ -f "$dir/$p" ] && echo "$p" ;; esac
+		done >"$work/files.txt"
 	cp "$work/files.txt" "$work/$(echo "$label" | tr ':/' '__').files"
 	files=$(wc -l <"$work/files.txt")
 	misses=$(grep -c 'openat(.*ENOENT' "$work/strace.txt")
 	bytes=$("$floor" "$dir" "$work/files.txt" | awk '{print $3}')
 
+	altcmds=()
+	for a in ${alts[@]+"${alts[@]}"}; do
+		altcmds+=("${a#*=} --root $dir topology --json")
+	done
 	HWLOC_FSROOT=$dir python3 - "$label" "$cpus" "$files" "$misses" "$bytes" "$runs" "$warmup" "$work" \
 		"$ctl --root $dir topology --json" \
 		"$(command -v lscpu >/dev/null && echo "lscpu --sysroot $dir")" \
 		"$(command -v lstopo-no-graphics >/dev/null && echo "lstopo-no-graphics --of console")" \
-		"$floor $dir $work/files.txt" >>"$results" <<'PY' || die "timing failed on $label"
+		"$floor -1 $dir $work/files.txt" ${altcmds[@]+"${altcmds[@]}"} >>"$results" <<'PY' || die "timing failed on $label"
 import os, statistics, subprocess, sys, time
 label, cpus, files, misses, nbytes, runs, warmup, work = sys.argv[1:9]
 runs, warmup = int(runs), int(warmup)
-cmds = [c.split() if c else None for c in sys.argv[9:13]]
+# topotune, lscpu, lstopo, floor, then the other topotunectl builds
+cmds = [c.split() if c else None for c in sys.argv[9:]]
 out = [label, cpus, files, misses, nbytes]
 devnull = os.open(os.devnull, os.O_WRONLY)
 fa = [(os.POSIX_SPAWN_DUP2, devnull, 1), (os.POSIX_SPAWN_DUP2, devnull, 2)]
 
 def run(argv):
-    """Wall time (ms) of one whole-process run, and the child's user/system ms."""
+    """Wall time (ms) of one whole-process run, its exit code and its CPU time (ms)."""
     t0 = time.perf_counter()
     pid = os.posix_spawn(argv[0] if "/" in argv[0] else shutil_which(argv[0]), argv, os.environ, file_actions=fa)
     _, status, ru = os.wait4(pid, 0)
     wall = (time.perf_counter() - t0) * 1000
-    return wall, os.waitstatus_to_exitcode(status), ru.ru_utime * 1000, ru.ru_stime * 1000
+    return wall, os.waitstatus_to_exitcode(status), (ru.ru_utime + ru.ru_stime) * 1000
 
 def shutil_which(name):
     import shutil
@@ -143,87 +169,120 @@ def shutil_which(name):
 # Each tool must succeed on the tree, or its time means nothing.
 ok = [c is not None and run(c)[1] == 0 for c in cmds]
 times = [[] for _ in cmds]
-usr = []
-sysm = []
+cputimes = [[] for _ in cmds]
 # Round robin: one run of each tool in turn, so that the load of a shared
 # machine falls on all of them alike.
 for i in range(warmup + runs):
     for j, c in enumerate(cmds):
         if not ok[j]:
             continue
-        wall, _, u, s_ = run(c)
+        wall, _, cpu = run(c)
         if i >= warmup:
             times[j].append(wall)
-            if j == 0:
-                usr.append(u)
-                sysm.append(s_)
+            cputimes[j].append(cpu)
 for j, c in enumerate(cmds):
     if c is None:
         out.append("-")
     elif not ok[j]:
         out.append("fail")
     else:
-        t = times[j]
-        out.append("%.2f/%.2f/%.2f" % (statistics.median(t), min(t), max(t)))
-out += ["%.2f" % statistics.median(usr), "%.2f" % statistics.median(sysm)] if usr else ["-", "-"]
+        t, u = times[j], cputimes[j]
+        # Each run against topotune's run of the same round: the load of
+        # the moment cancels out of the ratio.
+        paired = [a / b for a, b in zip(t, times[0])] if ok[0] else [0]
+        out.append("%.2f/%.2f/%.2f/%.2f/%.3f" % (statistics.median(t), min(t), max(t), statistics.median(u),
+                                                 statistics.median(paired)))
 print("\t".join(out))
 PY
 	echo "discovery: measured $label" >&2
 done
 
 # --- report ------------------------------------------------------------------
-python3 - "$results" "$runs" python "$ctl" <<'PY'
+python3 - "$results" "$runs" "$ctl" ${alts[@]+"${alts[@]}"} <<'PY'
 import sys
 rows = [l.rstrip("\n").split("\t") for l in open(sys.argv[1]) if l.strip()]
-runs, timer, ctl = sys.argv[2], sys.argv[3], sys.argv[4]
+runs, ctl = sys.argv[2], sys.argv[3]
+alts = [a.split("=", 1) for a in sys.argv[4:]]
+TT, LS, LT, FL = 5, 6, 7, 8   # columns of a row; the other builds follow
 
-def med(c):
-    return float(c.split("/")[0]) if "/" in c else None
+def med(c, cpu=False):
+    return float(c.split("/")[3 if cpu else 0]) if "/" in c else None
 
-def cell(c, base=None, inverse=False):
+def paired(c):
+    """Median over the rounds of this tool's time / topotune's time."""
+    return float(c.split("/")[4]) if "/" in c else None
+
+def cell(c, base=None, inverse=False, cpu=False):
+    """"median (min-max)" of the wall time with the median per-round ratio
+    to topotune, or the median CPU time with the ratio of the medians."""
     if "/" not in c:
         return c
-    m, lo, hi = (float(x) for x in c.split("/"))
-    s = "%.1f (%.1f-%.1f)" % (m, lo, hi)
-    if base:
-        s += " %.1fx" % ((base / m) if inverse else (m / base))
+    m, lo, hi, u, pr = (float(x) for x in c.split("/"))
+    if cpu:
+        s = "%.1f" % u
+        ratio = (base / u if inverse else u / base) if base else None
+    else:
+        s = "%.1f (%.1f-%.1f)" % (m, lo, hi)
+        ratio = (1 / pr if inverse else pr) if base else None
+    if ratio:
+        s += " %.1fx" % ratio
     return s
 
-print("Discovery: whole-process runs, median (min-max) ms over %s runs each, the tools taking turns" % runs)
+def table(cpu):
+    hdr = ["tree", "CPUs", "files read", "ENOENT", "KiB", "topotune ms"]
+    hdr += ["%s ms (x)" % name for name, _ in alts]
+    hdr += ["lscpu ms (x)", "lstopo ms (x)", "floor ms (topotune/floor)"]
+    out = []
+    for r in rows:
+        label, cpus, files, misses, nbytes = r[:5]
+        t = med(r[TT], cpu)
+        out.append([label, cpus, files, misses, "%.0f" % (int(nbytes or 0) / 1024), cell(r[TT], cpu=cpu)]
+                   + [cell(c, t, cpu=cpu) for c in r[FL + 1:]]
+                   + [cell(r[LS], t, cpu=cpu), cell(r[LT], t, cpu=cpu), cell(r[FL], t, inverse=True, cpu=cpu)])
+    w = [max(len(str(x[i])) for x in out + [hdr]) for i in range(len(hdr))]
+    fmt = "  ".join("%%-%ds" % n for n in w)
+    print(fmt % tuple(hdr))
+    for x in out:
+        print((fmt % tuple(x)).rstrip())
+
+print("Discovery: whole-process runs, %s runs each, the tools taking turns" % runs)
 print("topotune = %s --root DIR topology --json" % ctl)
-print("ratios: lscpu and lstopo as multiples of topotune's time; topotune as a multiple of the floor's")
-hdr = ["tree", "CPUs", "files read", "ENOENT", "KiB", "topotune ms", "lscpu ms (x)", "lstopo ms (x)", "floor ms (topotune/floor)"]
-table = []
-for r in rows:
-    label, cpus, files, misses, nbytes, tt, ls, lt, fl = r[:9]
-    t = med(tt)
-    table.append([label, cpus, files, misses, "%.0f" % (int(nbytes or 0) / 1024), cell(tt),
-                  cell(ls, t), cell(lt, t), cell(fl, t, inverse=True)])
-w = [max(len(str(x[i])) for x in table + [hdr]) for i in range(len(hdr))]
-fmt = "  ".join("%%-%ds" % n for n in w)
-print(fmt % tuple(hdr))
-for x in table:
-    print(fmt % tuple(x))
+for name, path in alts:
+    print("%s = %s --root DIR topology --json" % (name, path))
+print("ratios: lscpu, lstopo%s as multiples of topotune's time; topotune as a multiple of the floor's;"
+      % "".join(", " + name for name, _ in alts))
+print("for wall time the median over the rounds of the two runs' ratio in each round, for CPU time the"
+      " ratio of the medians")
+print()
+print("Wall time, median (min-max) ms:")
+table(False)
+print()
+print("CPU time (user + system of the process), median ms:")
+table(True)
 
 gen = {int(r[1]): r for r in rows if r[0].startswith("gen-")}
 if 640 in gen:
     r = gen[640]
-    t, l, f = med(r[5]), med(r[6]), med(r[8])
     print()
-    print("Goals at 640 CPUs:")
+    print("Goals at 640 CPUs (ratio of wall-time medians; median of the per-round ratios; CPU time):")
+    t, l, f = med(r[TT]), med(r[LS]), med(r[FL])
+    tc, lc, fc = med(r[TT], True), med(r[LS], True), med(r[FL], True)
     if l:
-        print("  >= 10x faster than lscpu: %.1fx  %s" % (l / t, "met" if l / t >= 10 else "NOT met"))
+        print("  >= 10x faster than lscpu: %.1fx (per round %.1fx, CPU time %.1fx)  %s" %
+              (l / t, paired(r[LS]), lc / tc, "met" if l / t >= 10 else "NOT met"))
     if f:
-        print("  <= 2x the floor:          %.2fx  %s" % (t / f, "met" if t / f <= 2 else "NOT met"))
+        print("  <= 2x the floor:          %.2fx (per round %.2fx, CPU time %.2fx)  %s" %
+              (t / f, 1 / paired(r[FL]), tc / fc, "met" if t / f <= 2 else "NOT met"))
 if 16 in gen and 640 in gen:
     a, b = gen[16], gen[640]
     print()
-    print("Growth 16 -> 640 CPUs (40x the CPUs):")
-    for name, i in (("topotune", 5), ("lscpu", 6), ("lstopo", 7), ("floor", 8)):
+    print("Growth 16 -> 640 CPUs (40x the CPUs), wall time:")
+    for name, i in [("topotune", TT)] + [(n, FL + 1 + k) for k, (n, _) in enumerate(alts)] + \
+                   [("lscpu", LS), ("lstopo", LT), ("floor", FL)]:
         x, y = med(a[i]), med(b[i])
         if x and y:
-            print("  %-8s %7.1f -> %7.1f ms  (x%.1f, %.3f ms per added CPU)" % (name, x, y, y / x, (y - x) / 624))
-    print("  files    %7s -> %7s" % (a[2], b[2]))
+            print("  %-14s %7.1f -> %7.1f ms  (x%.1f, %.3f ms per added CPU)" % (name, x, y, y / x, (y - x) / 624))
+    print("  %-14s %7s -> %7s" % ("files", a[2], b[2]))
 PY
 
 # --- where the time goes: the floor per class of file, on the largest generated tree
@@ -277,7 +336,7 @@ print("  %-52s %6s %9s" % ("files", "count", "loop ms"))
 lf = os.path.join(work, "class.list")
 for name, ps in sorted(groups.items(), key=lambda kv: -len(kv[1])):
     open(lf, "w").write("\n".join(ps) + "\n")
-    print("  %-52s %6d %9.2f" % (name, len(ps), loop_ms([root, lf])))
+    print("  %-52s %6d %9.2f" % (name, len(ps), loop_ms(["-1", root, lf])))
 print("  %-52s %6d %9.2f" % ("all, read() until EOF (2 reads per file)", len(paths), loop_ms([root, listfile])))
 print("  %-52s %6d %9.2f" % ("all, one read() per file (floor -1)", len(paths), loop_ms(["-1", root, listfile])))
 PY
