@@ -176,22 +176,37 @@ static int gone(int r)
 	return r == -ENOENT || r == -ESRCH ? -ESRCH : r;
 }
 
-/* Small procfs file into a fixed buffer: no allocation on the hot path. */
-static int read_small_at(int root_fd, const char *path, char *buf, size_t size, size_t *ret_len)
+/*
+ * Small procfs file into a fixed buffer: no allocation on the hot path. A
+ * short read only means "read again": until EOF, a full buffer, or with
+ * @line the end of the first line (comm is one line: no read() for the EOF).
+ */
+static int read_small_at(int root_fd, const char *path, bool line, char *buf, size_t size, size_t *ret_len)
 {
 	_cleanup_close_ int fd = -EBADF;
-	ssize_t n;
+	size_t have = 0;
 
 	fd = openat(root_fd, path_relative(path), O_RDONLY | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return gone(negative_errno());
-	do
-		n = read(fd, buf, size - 1);
-	while (n < 0 && errno == EINTR);
-	if (n < 0)
-		return gone(negative_errno());
-	buf[n] = '\0';
-	*ret_len = (size_t)n;
+	while (have < size - 1) {
+		ssize_t n = read(fd, buf + have, size - 1 - have);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return gone(negative_errno());
+		}
+		if (n == 0)
+			break;
+		if (line && memchr(buf + have, '\n', (size_t)n)) {
+			have += (size_t)n;
+			break;
+		}
+		have += (size_t)n;
+	}
+	buf[have] = '\0';
+	*ret_len = have;
 	return 0;
 }
 
@@ -254,7 +269,7 @@ int workload_resolve(int root_fd, pid_t pid, unsigned needs, WorkloadProcess *re
 		char buf[64];
 
 		snprintf(path, sizeof(path), "proc/%d/comm", (int)pid);
-		r = read_small_at(root_fd, path, buf, sizeof(buf), &len);
+		r = read_small_at(root_fd, path, true, buf, sizeof(buf), &len);
 		if (r < 0)
 			return r;
 		len = strcspn(buf, "\n");
@@ -267,7 +282,7 @@ int workload_resolve(int root_fd, pid_t pid, unsigned needs, WorkloadProcess *re
 		char buf[8192];
 
 		snprintf(path, sizeof(path), "proc/%d/cgroup", (int)pid);
-		r = read_small_at(root_fd, path, buf, sizeof(buf), &len);
+		r = read_small_at(root_fd, path, false, buf, sizeof(buf), &len);
 		if (r < 0)
 			return r;
 		cgroup_v2_path(buf, ret->cgroup, sizeof(ret->cgroup));
