@@ -121,6 +121,14 @@ int schedstat_parse(const char *text, LiveLayout **ret)
 	return 0;
 }
 
+/* A debugfs file that is there but cannot be read: named in a note, not taken for "not populated". */
+static int debugfs_read(LiveLayout *l, const char *path, int r)
+{
+	if (r < 0 && r != -ENOENT && r != -ENOTDIR)
+		(void)strv_push(&l->notes, strprintf("/%s: %s", path, strerror(-r)));
+	return r;
+}
+
 static void enrich_from_debugfs(int root_fd, LiveLayout *l)
 {
 	for (unsigned cpu = 0; cpu < l->n_slots; cpu++)
@@ -128,18 +136,21 @@ static void enrich_from_debugfs(int root_fd, LiveLayout *l)
 			LiveDomain *d = &l->cpus[cpu].sd[i];
 			char path[128];
 			_cleanup_free_ char *s = NULL;
-			int v;
+			int v, r;
 
 			snprintf(path, sizeof(path), "sys/kernel/debug/sched/domains/cpu%u/domain%zu/name", cpu, i);
-			if (read_line_at(root_fd, path, &s) < 0)
+			r = debugfs_read(l, path, read_line_at(root_fd, path, &s));
+			if (r == -ENOENT || r == -ENOTDIR)
 				return;   /* not populated: no sched_verbose, or no debugfs */
-			l->debugfs = true;
-			snprintf(d->name, sizeof(d->name), "%s", s);
+			if (r >= 0) {
+				l->debugfs = true;
+				snprintf(d->name, sizeof(d->name), "%s", s);
+			}
 			snprintf(path, sizeof(path), "sys/kernel/debug/sched/domains/cpu%u/domain%zu/flags", cpu, i);
-			if (read_line_at(root_fd, path, &d->flags) >= 0)
+			if (debugfs_read(l, path, read_line_at(root_fd, path, &d->flags)) >= 0)
 				strip(d->flags);
 			snprintf(path, sizeof(path), "sys/kernel/debug/sched/domains/cpu%u/domain%zu/level", cpu, i);
-			if (read_int_at(root_fd, path, &v) >= 0)
+			if (debugfs_read(l, path, read_int_at(root_fd, path, &v)) >= 0)
 				d->level = v;
 		}
 }

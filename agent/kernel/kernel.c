@@ -55,6 +55,41 @@ static void note(KernelCaps *c, const char *s)
 	(void)strv_extend(&c->notes, s);
 }
 
+/*
+ * A missing file (ENOENT, or ENOTDIR for a missing directory on the way)
+ * is an absent control, said by the notes below where it matters. A file
+ * that is there and cannot be read (EIO, EACCES, EAGAIN...) is taken as
+ * absent too, but never silently: the note names the path and the error.
+ */
+static int checked(KernelCaps *c, const char *path, int r)
+{
+	if (r < 0 && r != -ENOENT && r != -ENOTDIR)
+		(void)strv_push(&c->notes, strprintf("/%s: %s, taken as absent", path, strerror(-r)));
+	return r;
+}
+
+static int probe_line(KernelCaps *c, int root_fd, const char *path, char **ret)
+{
+	return checked(c, path, read_line_at(root_fd, path, ret));
+}
+
+static int probe_file(KernelCaps *c, int root_fd, const char *path, char **ret)
+{
+	return checked(c, path, read_file_at(root_fd, path, 0, ret, NULL));
+}
+
+/* A number: a file that holds none is absent, as before. */
+static int probe_int(KernelCaps *c, int root_fd, const char *path, int *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	r = probe_line(c, root_fd, path, &s);
+	if (r < 0)
+		return r;
+	return safe_atoi(s, ret);
+}
+
 int kernel_probe(int root_fd, KernelCaps *ret)
 {
 	_cleanup_free_ char *s = NULL;
@@ -63,12 +98,12 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 
 	caps_init(&c);
 
-	if (read_line_at(root_fd, "proc/sys/kernel/osrelease", &s) >= 0)
+	if (probe_line(&c, root_fd, "proc/sys/kernel/osrelease", &s) >= 0)
 		snprintf(c.release, sizeof(c.release), "%s", s);
 	free(s);
 	s = NULL;
 
-	if (read_line_at(root_fd, "sys/kernel/security/lockdown", &s) >= 0) {
+	if (probe_line(&c, root_fd, "sys/kernel/security/lockdown", &s) >= 0) {
 		const char *open_b = strchr(s, '['), *close_b = open_b ? strchr(open_b, ']') : NULL;
 
 		if (open_b && close_b) {
@@ -82,10 +117,10 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 
 	c.debugfs_sched = dir_exists_at(root_fd, "sys/kernel/debug/sched");
 
-	c.smt_buddy_sysctl = read_int_at(root_fd, "proc/sys/kernel/sched_smt_buddy_assist", &v) >= 0;
+	c.smt_buddy_sysctl = probe_int(&c, root_fd, "proc/sys/kernel/sched_smt_buddy_assist", &v) >= 0;
 	if (c.smt_buddy_sysctl)
 		c.smt_buddy_current = !!v;
-	if (read_file_at(root_fd, "sys/kernel/debug/sched/features", 0, &s, NULL) >= 0) {
+	if (probe_file(&c, root_fd, "sys/kernel/debug/sched/features", &s) >= 0) {
 		if (string_has_word(s, "SMT_BUDDY_ASSIST"))
 			c.smt_buddy_debugfs = true, c.smt_buddy_current = 1;
 		else if (string_has_word(s, "NO_SMT_BUDDY_ASSIST"))
@@ -99,13 +134,13 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 	else if (!c.smt_buddy_sysctl && c.lockdown)
 		note(&c, "SMT_BUDDY_ASSIST: only debugfs control, read-only under lockdown");
 
-	c.relax_sysctl = read_int_at(root_fd, "proc/sys/kernel/sched_relax_domain_level", &v) >= 0;
+	c.relax_sysctl = probe_int(&c, root_fd, "proc/sys/kernel/sched_relax_domain_level", &v) >= 0;
 	if (c.relax_sysctl)
 		c.relax_current = v;
-	c.relax_cgroup_v1 = read_int_at(root_fd, "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level", &v) >= 0;
+	c.relax_cgroup_v1 = probe_int(&c, root_fd, "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level", &v) >= 0;
 	if (c.relax_cgroup_v1 && !c.relax_sysctl)
 		c.relax_current = v;
-	if (read_line_at(root_fd, "proc/cmdline", &s) >= 0 && cmdline_int(s, "relax_domain_level", &v) >= 0) {
+	if (probe_line(&c, root_fd, "proc/cmdline", &s) >= 0 && cmdline_int(s, "relax_domain_level", &v) >= 0) {
 		c.relax_boot = v;
 		if (!c.relax_sysctl && !c.relax_cgroup_v1)
 			c.relax_current = v;
@@ -116,7 +151,7 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 		note(&c, "relax_domain_level: no runtime control (no /proc/sys/kernel/sched_relax_domain_level, "
 			 "no cgroup v1 cpuset), boot parameter only");
 
-	if (read_line_at(root_fd, "sys/fs/cgroup/cgroup.controllers", &s) >= 0) {
+	if (probe_line(&c, root_fd, "sys/fs/cgroup/cgroup.controllers", &s) >= 0) {
 		c.cgroup_v2 = true;
 		c.cgroup_v2_cpuset = string_has_word(s, "cpuset");
 		c.cpuset_partitions = c.cgroup_v2_cpuset &&
@@ -124,7 +159,7 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 	}
 	free(s);
 	s = NULL;
-	if (c.cgroup_v2_cpuset && read_line_at(root_fd, "sys/fs/cgroup/cpuset.cpus.isolated", &s) >= 0)
+	if (c.cgroup_v2_cpuset && probe_line(&c, root_fd, "sys/fs/cgroup/cpuset.cpus.isolated", &s) >= 0)
 		c.isolated_known = cpuset_parse_list(s, &c.isolated, NULL) >= 0;
 	free(s);
 	s = NULL;
@@ -136,7 +171,7 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 	c.numa_averaging_intel = release_code(c.release) >= 6017;
 	c.numa_averaging_hygon = c.smt_buddy_sysctl;
 
-	if (read_file_at(root_fd, "proc/schedstat", 0, &s, NULL) >= 0)
+	if (probe_file(&c, root_fd, "proc/schedstat", &s) >= 0)
 		(void)sscanf(s, "version %d", &c.schedstat_version);
 
 	*ret = c;
