@@ -434,6 +434,63 @@ static void test_unreadable_partition(void)
 	rm_rf(tmpl);
 }
 
+/*
+ * A file that disappears after the plan was made: the probe saw it, the
+ * apply does not. Once before the apply, once between the applier's read
+ * of the original and its write (the hook removes it right after reading).
+ * Either way: an error naming the path, nothing recorded, the earlier
+ * write undone, and the tree as the world left it (the file gone, never
+ * recreated by the write).
+ */
+static const char *vanish_path;
+
+static int f_read_vanish(void *u, int root_fd, const char *path, char **ret)
+{
+	int r = applier_io_default.read(u, root_fd, path, ret);
+
+	if (r >= 0 && vanish_path && streq(path, vanish_path)) {
+		check(unlinkat(root_fd, path, 0) == 0);
+		vanish_path = NULL;
+	}
+	return r;
+}
+
+static const ApplierIo vanish_io = { f_read_vanish, f_write, f_mkdir, f_remove, NULL };
+
+static void test_vanished(bool during_apply)
+{
+	const char *ctx = during_apply ? "vanished between read and write" : "vanished after the probe";
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(plan_freep) Plan *p = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 2, "3,7", false);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_free_ char *before = NULL, *after = NULL;
+
+	fault = (Fault) {};
+	if (during_apply)
+		vanish_path = "proc/sys/kernel/sched_relax_domain_level";
+	else
+		check(unlinkat(fd, "proc/sys/kernel/sched_relax_domain_level", 0) == 0);
+	before = snapshot(fd);
+	check(applier_new(fd, &vanish_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p), -ENOENT);
+	check_ctx(ctx, a->error && strstr(a->error, during_apply ?
+		  "/proc/sys/kernel/sched_relax_domain_level: writing \"2\": No such file or directory" :
+		  "/proc/sys/kernel/sched_relax_domain_level: No such file or directory"));
+	check_ctx(ctx, a->n_changes == 0);
+	/* Gone, and not made again by the write. */
+	check_ctx(ctx, !path_exists_at(fd, "proc/sys/kernel/sched_relax_domain_level"));
+	check_ctx(ctx, !path_exists_at(fd, STATE_FILE));
+	if (during_apply)
+		/* The world's removal aside, the tree is as it was. */
+		put(fd, "proc/sys/kernel/sched_relax_domain_level", "-1\n");
+	after = snapshot(fd);
+	check_str(after, before);
+	check_ctx(ctx, strstr(after, "proc/sys/kernel/sched_smt_buddy_assist\n0\n") != NULL);
+	vanish_path = NULL;
+	rm_rf(tmpl);
+}
+
 static void test_crash_recovery(void)
 {
 	char tmpl[] = "/tmp/test-applier-XXXXXX";
@@ -580,6 +637,8 @@ int main(void)
 	test_rollback_keeps_record();
 	test_no_isolated_file();
 	test_unreadable_partition();
+	test_vanished(false);
+	test_vanished(true);
 	test_crash_recovery();
 	test_diff();
 	test_empty_root();
