@@ -10,7 +10,8 @@
 # Usage: tests/install/run.sh            (as root; needs the Debian mirror)
 #   TOPOTUNE_DEB=FILE        test this .deb instead of building one
 #   TOPOTUNE_WORKTREE=1      build from the working tree, not from HEAD
-#   TOPOTUNE_CACHE_DIR=DIR   debootstrap tarball cache (/var/cache/topotune)
+#   TOPOTUNE_CACHE_DIR=DIR   debootstrap tarball cache (/var/cache/topotune);
+#                            the package built from HEAD is kept there too
 #   TOPOTUNE_MIRROR=URI      Debian mirror (default: from this machine's apt sources)
 #   TOPOTUNE_SPEC=NAME       sysroot spec (default hygon-7447v-2s-nps6)
 #   TOPOTUNE_KEEP=1          keep the work directory
@@ -21,20 +22,17 @@
 #
 # Time on the 2-core build machine (shared with kernel builds): cold (no
 # cached tarball; debootstrap from the mirror) about 3.5 min, warm 25-60 s.
-# tests/install/rpm.sh is the rpmbuild check of topotune.spec (about 15 s).
+# tests/install/rpm.sh is the rpmbuild check of topotune.spec (about 15 s);
+# tests/install/systemd-vm.sh installs the .deb in a qemu guest with systemd
+# as PID 1 and runs an operator's session there. Shared code: lib.sh.
 set -eu
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SUITE=bookworm
 CACHE_DIR=${TOPOTUNE_CACHE_DIR:-/var/cache/topotune}
 SPEC=${TOPOTUNE_SPEC:-hygon-7447v-2s-nps6}
-passed=0
-failed=0
-
-pass() { echo "PASS: $*"; passed=$((passed + 1)); }
-fail() { echo "FAIL: $*"; failed=$((failed + 1)); }
-note() { echo "# $*"; }
-summary() { echo "$passed passed, $failed failed"; }
+# shellcheck source=tests/install/lib.sh
+. "$SRC/tests/install/lib.sh"
 
 if [ "$(id -u)" != 0 ]; then
 	echo "SKIP: tests/install/run.sh needs root (debootstrap, chroot)"
@@ -46,28 +44,6 @@ for tool in debootstrap dpkg-buildpackage dh python3 git; do
 		exit 77
 	fi
 done
-
-# The first URIs: of the first deb stanza in the machine's apt sources, or the
-# first "deb URI bookworm" line of sources.list; never a hard-coded host.
-mirror() {
-	if [ -n "${TOPOTUNE_MIRROR:-}" ]; then
-		echo "$TOPOTUNE_MIRROR"
-		return
-	fi
-	for f in /etc/apt/sources.list.d/*.sources; do
-		[ -f "$f" ] || continue
-		awk -v suite="$SUITE" '
-			/^[[:space:]]*$/ { if (uri != "" && ok) { print uri; exit } uri = ""; ok = 0; next }
-			/^URIs:/ { uri = $2 }
-			/^Suites:/ { for (i = 2; i <= NF; i++) if ($i == suite) ok = 1 }
-			END { if (uri != "" && ok) print uri }' "$f" | head -n1
-	done | head -n1 | grep . && return
-	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
-		[ -f "$f" ] || continue
-		awk -v suite="$SUITE" '$1 == "deb" && $0 ~ " " suite " " {
-			for (i = 2; i <= NF; i++) if ($i !~ /^\[/ && $i !~ /\]$/) { print $i; exit } }' "$f"
-	done | head -n1
-}
 
 WORK=$(mktemp -d /var/tmp/topotune-install.XXXXXX)
 CH="$WORK/chroot"
@@ -93,58 +69,10 @@ trap 'exit 130' INT TERM
 t0=$(date +%s)
 
 # 1. the debootstrap tarball, cached per suite and day
-MIRROR=$(mirror)
-if [ -z "$MIRROR" ]; then
-	fail "no Debian mirror found in /etc/apt/sources.list* (set TOPOTUNE_MIRROR)"
-	summary
-	exit 1
-fi
-mkdir -p "$CACHE_DIR"
-TARBALL="$CACHE_DIR/debootstrap-$SUITE-minbase-$(date +%Y%m%d).tgz"
-if [ ! -s "$TARBALL" ]; then
-	note "debootstrap $SUITE from $MIRROR into the cache (cold run)"
-	if nice debootstrap --variant=minbase "$SUITE" "$WORK/boot" "$MIRROR" >"$WORK/debootstrap.log" 2>&1; then
-		rm -rf "$WORK/boot/var/cache/apt/archives/"*.deb
-		tar -C "$WORK/boot" -czf "$TARBALL.tmp" . && mv "$TARBALL.tmp" "$TARBALL"
-		rm -rf "$WORK/boot"
-		# Older days' tarballs of this suite are stale now.
-		find "$CACHE_DIR" -maxdepth 1 -name "debootstrap-$SUITE-minbase-*.tgz" ! -path "$TARBALL" -delete
-	else
-		tail -n 20 "$WORK/debootstrap.log"
-		fail "debootstrap $SUITE $MIRROR"
-		summary
-		exit 1
-	fi
-fi
-pass "debootstrap tarball $TARBALL"
+minbase_tarball
 
-# 2. the package, built from a copy of the tree (never in the clone: dpkg
-# writes its results to the parent directory)
-if [ -n "${TOPOTUNE_DEB:-}" ]; then
-	DEB=$TOPOTUNE_DEB
-else
-	mkdir -p "$WORK/src/topotune"
-	# The committed tree (HEAD), not whatever is half-written in the clone;
-	# TOPOTUNE_WORKTREE=1 takes the working tree (tracked and untracked files).
-	if [ "${TOPOTUNE_WORKTREE:-0}" = 1 ]; then
-		(cd "$SRC" && git ls-files -z --cached --others --exclude-standard -- . |
-			tar --null -T - --ignore-failed-read -cf - 2>/dev/null) |
-			tar -C "$WORK/src/topotune" -xf -
-	else
-		git -C "$SRC" archive HEAD | tar -C "$WORK/src/topotune" -xf -
-	fi
-	if (cd "$WORK/src/topotune" &&
-	    DEB_BUILD_OPTIONS="${DEB_BUILD_OPTIONS:-nocheck}" \
-	    nice dpkg-buildpackage -us -uc -b) >"$WORK/build.log" 2>&1; then
-		DEB=$(ls "$WORK"/src/topotune_*.deb | grep -v dbgsym | head -n1)
-		pass "dpkg-buildpackage -us -uc -b ($(basename "$DEB"))"
-	else
-		tail -n 30 "$WORK/build.log"
-		fail "dpkg-buildpackage -us -uc -b (log above)"
-		summary
-		exit 1
-	fi
-fi
+# 2. the package
+build_deb fresh
 
 # 3. the chroot
 mkdir -p "$CH"
