@@ -173,11 +173,13 @@ static int state_save(Applier *a)
 	StrBuf b = {};
 	_cleanup_free_ char *text = NULL;
 	size_t len;
+	ssize_t written;
 	int r;
 
 	if (a->n_changes == 0) {
-		r = unlinkat(a->root_fd, STATE_FILE, 0);
-		return r < 0 && errno != ENOENT ? negative_errno() : 0;
+		if (unlinkat(a->root_fd, STATE_FILE, 0) < 0 && errno != ENOENT)
+			return fail(a, negative_errno(), "/" STATE_FILE ": %s", strerror(errno));
+		return 0;
 	}
 	(void)mkdirat(a->root_fd, "run", 0755);
 	if (mkdirat(a->root_fd, STATE_DIR, 0755) < 0 && errno != EEXIST)
@@ -204,10 +206,19 @@ static int state_save(Applier *a)
 	if (fd < 0)
 		return fail(a, negative_errno(), "/" STATE_FILE ".tmp: %s", strerror(errno));
 	len = strlen(text);
-	if (write(fd, text, len) != (ssize_t)len || fsync(fd) < 0)
-		return fail(a, errno > 0 ? -errno : -EIO, "/" STATE_FILE ".tmp: %s", strerror(errno ?: EIO));
-	if (renameat(a->root_fd, STATE_FILE ".tmp", a->root_fd, STATE_FILE) < 0)
-		return fail(a, negative_errno(), "/" STATE_FILE ": %s", strerror(errno));
+	written = write(fd, text, len);
+	if (written < 0 || (size_t)written != len || fsync(fd) < 0) {
+		/* A short write sets no errno. */
+		r = written >= 0 && (size_t)written != len ? -EIO : negative_errno();
+		(void)unlinkat(a->root_fd, STATE_FILE ".tmp", 0);
+		return fail(a, r, "/" STATE_FILE ".tmp: %s", strerror(-r));
+	}
+	if (renameat(a->root_fd, STATE_FILE ".tmp", a->root_fd, STATE_FILE) < 0) {
+		r = negative_errno();
+		/* The previous record stays as it was, and no half-made one beside it. */
+		(void)unlinkat(a->root_fd, STATE_FILE ".tmp", 0);
+		return fail(a, r, "/" STATE_FILE ": %s", strerror(-r));
+	}
 	return 0;
 }
 

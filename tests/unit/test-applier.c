@@ -491,6 +491,43 @@ static void test_vanished(bool during_apply)
 	rm_rf(tmpl);
 }
 
+/*
+ * The record cannot be written (its path is a directory): the apply fails
+ * naming it, before any write to the kernel, and leaves no half-made
+ * record beside it. Once with nothing held, once holding a change.
+ */
+static void test_record_unwritable(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(plan_freep) Plan *p1 = make_plan(SMT_BUDDY_ON, RELAX_KEEP, 0, NULL, false);
+	_cleanup_(plan_freep) Plan *p2 = make_plan_on(SMT_BUDDY_OFF, RELAX_LEVEL, 2, NULL, false, 1);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_free_ char *before = NULL, *after = NULL, *held = NULL, *after2 = NULL;
+
+	fault = (Fault) {};
+	check(mkdirat(fd, STATE_FILE, 0755) == 0);
+	before = snapshot(fd);
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p1), -EISDIR);
+	check(a->error && streq(a->error, "/run/topotune/state: Is a directory"));
+	after = snapshot(fd);
+	check_str(after, before);
+
+	/* Holding SMT_BUDDY_ASSIST on, then the record's path is taken. */
+	check(unlinkat(fd, STATE_FILE, AT_REMOVEDIR) == 0);
+	check_int(applier_apply(a, p1), 1);
+	check(unlinkat(fd, STATE_FILE, 0) == 0);
+	check(mkdirat(fd, STATE_FILE, 0755) == 0);
+	held = snapshot(fd);
+	check_int(applier_apply(a, p2), -EISDIR);
+	check(a->error && streq(a->error, "/run/topotune/state: Is a directory"));
+	after2 = snapshot(fd);
+	check_str(after2, held);
+	check(!path_exists_at(fd, STATE_FILE ".tmp"));
+	rm_rf(tmpl);
+}
+
 static void test_crash_recovery(void)
 {
 	char tmpl[] = "/tmp/test-applier-XXXXXX";
@@ -639,6 +676,7 @@ int main(void)
 	test_unreadable_partition();
 	test_vanished(false);
 	test_vanished(true);
+	test_record_unwritable();
 	test_crash_recovery();
 	test_diff();
 	test_empty_root();
