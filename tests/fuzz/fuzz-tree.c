@@ -85,19 +85,29 @@ int fuzz_tree_root(void)
 	return root_fd;
 }
 
+const char *fuzz_tree_path(void)
+{
+	(void)fuzz_tree_root();
+	return root_path;
+}
+
 void fuzz_tree_write(int dir_fd, const char *path, const void *data, size_t size)
 {
 	char buf[PATH_MAX];
 	int fd;
 
 	snprintf(buf, sizeof(buf), "%s", path);
-	for (char *p = strchr(buf, '/'); p; p = strchr(p + 1, '/')) {
-		*p = 0;
-		if (mkdirat(dir_fd, buf, 0755) < 0 && errno != EEXIST)
-			die("mkdir", buf);
-		*p = '/';
-	}
+	/* Parents only when missing: most files go to directories that exist. */
 	fd = openat(dir_fd, buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0 && errno == ENOENT) {
+		for (char *p = strchr(buf, '/'); p; p = strchr(p + 1, '/')) {
+			*p = 0;
+			if (mkdirat(dir_fd, buf, 0755) < 0 && errno != EEXIST)
+				die("mkdir", buf);
+			*p = '/';
+		}
+		fd = openat(dir_fd, buf, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	}
 	if (fd < 0)
 		die("create", buf);
 	if (size > 0 && write(fd, data, size) != (ssize_t)size)

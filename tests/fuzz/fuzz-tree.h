@@ -11,6 +11,8 @@
 
 /* The process's scratch directory fd; created on first use, aborts on failure. */
 int fuzz_tree_root(void);
+/* Its path (for code that opens the root itself, like the daemon's --root). */
+const char *fuzz_tree_path(void);
 /* Write @path (relative, parents created) below @dir_fd; aborts on failure. */
 void fuzz_tree_write(int dir_fd, const char *path, const void *data, size_t size);
 /* Remove everything below @dir_fd (the directory itself stays). */
