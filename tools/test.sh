@@ -15,6 +15,8 @@ failed=0
 
 # The dbus tier needs a dbus-daemon, busctl, python3-dbus and dbusmock (polkit).
 "$top/tools/deps.sh" dbus systemd util-linux python3-dbus python3-gi python3-dbusmock || exit 2
+# The fuzz tier: clang 14 and its libFuzzer and sanitizer runtimes.
+"$top/tools/deps.sh" clang libclang-rt-14-dev || exit 2
 # The packaging tier: rpm build, Ansible role, .deb in a debootstrap chroot.
 if [ "${TOPOTUNE_SKIP_PACKAGING:-0}" != 1 ]; then
 	"$top/tools/deps.sh" rpm ansible-core debootstrap dpkg-dev debhelper scdoc git || exit 2
@@ -82,6 +84,11 @@ run_script() {
 		failed=$((failed + 1))
 	fi
 }
+
+# Every libFuzzer target for a few seconds (TOPOTUNE_FUZZ_SECONDS, default 10) from the
+# committed corpus; the replays of that corpus ran above in both builds.
+FUZZ_BUILD_DIR="$out/build-fuzz" run_script "fuzz tier (libFuzzer, ${TOPOTUNE_FUZZ_SECONDS:-10} s per target)" \
+	"$out/fuzz.log" "$top/tests/fuzz/run-fuzzers.sh" "${TOPOTUNE_FUZZ_SECONDS:-10}"
 
 if [ "${TOPOTUNE_SKIP_PACKAGING:-0}" = 1 ]; then
 	echo "### packaging tier: skipped (TOPOTUNE_SKIP_PACKAGING=1)"
