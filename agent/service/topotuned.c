@@ -210,9 +210,11 @@ static int run(int argc, char *argv[])
 
 	/* A profile that does not load or apply changes nothing: serve State=failed and say why. */
 	r = manager_switch(m, NULL, "start", &err);
-	if (r < 0 && m->apply_error)
+	if (r < 0 && m->apply_error) {
+		/* manager_update_state() leaves the initial "off" alone; a failed first apply is "failed". */
+		m->state = MANAGER_FAILED;
 		log_error("Starting without tuning: %s", m->apply_error);
-	else if (r < 0) {
+	} else if (r < 0) {
 		m->plan_error = strprintf("the selected profile does not load: %s", err ?: strerror(-r));
 		if (!m->plan_error)
 			return log_oom();

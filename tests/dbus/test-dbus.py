@@ -674,6 +674,17 @@ try:
           str(prop("State")) == "failed" and any("cpuset.cpus.partition" in r for r in reasons)
           and str(prop("ActiveProfile")) == "balanced", str(reasons))
     stop_daemon(d)
+    # The same refusal on the first apply, at start: State failed (not "off"), nothing changed.
+    os.makedirs(os.path.join(bad, "etc/topotune/topotune.conf.d"), exist_ok=True)
+    with open(os.path.join(bad, "etc/topotune/topotune.conf.d/70-hpc.conf"), "w") as f:
+        f.write("[daemon]\nprofile = hpc\n")
+    before = snapshot(bad)
+    d, ok = start_daemon(bad, blog)
+    reasons = [str(r) for r in prop("StateReasons")] if ok else []
+    check("first apply refused at start: State failed with the reason, rolled back byte-exact",
+          ok and str(prop("State")) == "failed" and any("cpuset.cpus.partition" in r for r in reasons)
+          and not snap_diff(before, snapshot(bad)), f"{prop('State') if ok else 'not started'} {reasons}")
+    stop_daemon(d)
 
     # ======================= stock kernel: missing controls reported ================
     vm = make_tree("vm", "vm-2cpu")
