@@ -172,11 +172,13 @@ static int state_save(Applier *a)
 	_cleanup_close_ int fd = -EBADF;
 	StrBuf b = {};
 	_cleanup_free_ char *text = NULL;
-	size_t len;
+	size_t len, held = 0;
 	ssize_t written;
 	int r;
 
-	if (a->n_changes == 0) {
+	for (size_t i = 0; i < a->n_changes; i++)
+		held += !a->changes[i].restored;
+	if (held == 0) {
 		if (unlinkat(a->root_fd, STATE_FILE, 0) < 0 && errno != ENOENT)
 			return fail(a, negative_errno(), "/" STATE_FILE ": %s", strerror(errno));
 		return 0;
@@ -188,8 +190,14 @@ static int state_save(Applier *a)
 	strbuf_append(&b, "# topotune write-ahead record v1: kind done setting path old new why\n");
 	for (size_t i = 0; i < a->n_changes; i++) {
 		const ChangeRecord *c = &a->changes[i];
-		_cleanup_free_ char *p = state_escape(c->path), *o = state_escape(c->old), *n = state_escape(c->new),
-				    *w = state_escape(c->why);
+		_cleanup_free_ char *p = NULL, *o = NULL, *n = NULL, *w = NULL;
+
+		if (c->restored)
+			continue;   /* the original is back: nothing left to restore */
+		p = state_escape(c->path);
+		o = state_escape(c->old);
+		n = state_escape(c->new);
+		w = state_escape(c->why);
 
 		if (!p || !o || !n || !w) {
 			strbuf_done(&b);
@@ -597,6 +605,7 @@ typedef struct Undo {
 	char *prev_new;        /* the record's previous "new", if it existed */
 	char *prev_why;        /* and its previous "why" */
 	bool created_record;
+	bool restored;         /* the record's original written back; the record goes on success */
 	bool attempted;        /* do_write() was called: the kernel may have it */
 } Undo;
 
@@ -608,10 +617,20 @@ static void rollback(Applier *a, Undo *undo, size_t n_undo)
 		Undo *u = &undo[i - 1];
 		ChangeRecord *rec = find_record(a, u->path);
 
-		if (u->attempted && do_write(a, u->kind, u->path, u->before) < 0)
+		if (u->attempted && do_write(a, u->kind, u->path, u->before) < 0) {
+			if (rec)
+				rec->restored = false;
 			continue;   /* the record stays: revert or recovery retries */
+		}
 		if (!rec)
 			continue;
+		if (u->restored) {
+			/* Our value is back, and so is the record that says so. */
+			rec->restored = false;
+			if (u->attempted)
+				notify(a, rec, false);
+			continue;
+		}
 		if (u->created_record) {
 			if (u->attempted)
 				notify(a, rec, true);
@@ -652,7 +671,7 @@ int applier_apply(Applier *a, const Plan *plan)
 int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 {
 	WriteList l = {};
-	Undo undo[ELEMENTSOF(l.w)] = {};
+	_cleanup_free_ Undo *undo = NULL;
 	size_t n_undo = 0;
 	int r, writes = 0;
 
@@ -661,29 +680,53 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 		write_list_done(&l);
 		return fail(a, r, "planning writes: %s", strerror(-r));
 	}
+	/* At most one undo per record to restore and per write. */
+	undo = calloc(a->n_changes + l.n, sizeof(Undo));
+	if (!undo) {
+		write_list_done(&l);
+		return -ENOMEM;
+	}
 
 	/*
 	 * What we changed before and the new plan leaves alone goes back first.
 	 * A setting the plan finds in sync (STEP_NONE) is in sync because of
-	 * our record: it stays.
+	 * our record: it stays. The records of what went back are dropped only
+	 * when the whole apply succeeded: a failure later puts our values back
+	 * with them (and a crash meanwhile restores the originals again).
 	 */
 	for (size_t i = a->n_changes; i > 0; i--) {
-		const ChangeRecord *c = &a->changes[i - 1];
+		ChangeRecord *c = &a->changes[i - 1];
+		Undo *u;
 
 		if (skip_mask & (1U << c->setting))
 			continue;
 		if (plan->steps[c->setting].action == STEP_NONE)
 			continue;
-		if (!write_list_has(&l, c->path)) {
-			r = restore_one(a, i - 1);
-			if (r < 0)
-				goto out;
-			writes++;
+		if (write_list_has(&l, c->path))
+			continue;
+		u = &undo[n_undo++];
+		*u = (Undo) { .kind = c->kind, .path = c->path, .restored = true };
+		if (c->kind == WRITE_MKDIR && c->old) {
+			c->restored = true;   /* it existed before us: nothing to write */
+			continue;
 		}
+		if (c->new) {
+			u->before = strdup(c->new);
+			if (!u->before) {
+				r = -ENOMEM;
+				goto rollback;
+			}
+		}
+		r = do_write_full(a, c->kind, c->path, c->old, &u->attempted);
+		if (r < 0)
+			goto rollback;
+		c->restored = true;
+		notify(a, c, true);
+		writes++;
 	}
 	r = state_save(a);
 	if (r < 0)
-		goto out;
+		goto rollback;
 
 	for (size_t i = 0; i < l.n; i++) {
 		Write *w = &l.w[i];
@@ -760,6 +803,9 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 	r = state_save(a);
 	if (r < 0)
 		goto rollback;
+	for (size_t i = a->n_changes; i > 0; i--)
+		if (a->changes[i - 1].restored)
+			drop_record(a, i - 1);
 	r = writes;
 	goto out;
 

@@ -33,6 +33,8 @@ typedef struct ChangeRecord {
 	char *why;        /* "FILE:LINE" or derivation of the latest write */
 	const char *prev; /* for the changed hook only: the value this change replaced */
 	bool done;        /* written and read back */
+	bool restored;    /* the original written back by the apply running now: out of the record file,
+			   * dropped when that apply succeeds, ours again if it fails */
 } ChangeRecord;
 
 /* I/O the applier uses; tests replace it to inject faults. */

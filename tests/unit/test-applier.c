@@ -528,6 +528,56 @@ static void test_record_unwritable(void)
 	rm_rf(tmpl);
 }
 
+/*
+ * An apply first puts back what the new plan no longer wants; when a later
+ * step fails, that goes back to our value too: all or nothing. Once with
+ * the record unwritable after the restore, once with a write refused.
+ */
+static void test_rollback_restores(bool record_fails)
+{
+	const char *ctx = record_fails ? "record unwritable after a restore" : "write refused after a restore";
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(plan_freep) Plan *p1 = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 2, NULL, false);
+	/* Planned once p1 holds: relax is kept (ours goes), SMT_BUDDY_ASSIST goes back off. */
+	_cleanup_(plan_freep) Plan *p2 = make_plan_on(record_fails ? SMT_BUDDY_ON : SMT_BUDDY_OFF, RELAX_KEEP, 0, NULL,
+						      false, 1);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_free_ char *held = NULL, *after = NULL;
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p1), 2);
+	if (record_fails) {
+		check(unlinkat(fd, STATE_FILE, 0) == 0);
+		check(mkdirat(fd, STATE_FILE, 0755) == 0);
+	} else
+		fault = (Fault) { .path = "sched_smt_buddy_assist", .on_write = true, .error = EACCES };
+	held = snapshot(fd);
+	check_ctx(ctx, applier_apply(a, p2) == (record_fails ? -EISDIR : -EACCES));
+	fault = (Fault) {};
+	after = snapshot(fd);
+	check_str(after, held);
+	check_ctx(ctx, a->n_changes == 2);
+	check(applier_verify(a, p1, &m, &n) == 0);
+	check_int(n, 0);
+	mismatches_free(m, n);
+	if (record_fails) {
+		check(unlinkat(fd, STATE_FILE, AT_REMOVEDIR) == 0);
+		check(applier_revert(a) == 0);
+	} else {
+		/* The record on disk still holds both: a crash now would restore both. */
+		_cleanup_(applier_freep) Applier *b = NULL;
+
+		check(applier_new(fd, NULL, NULL, &b) == 0);
+		check_int(applier_load_state(b), 2);
+		check(applier_revert(a) == 0);
+	}
+	rm_rf(tmpl);
+}
+
 static void test_crash_recovery(void)
 {
 	char tmpl[] = "/tmp/test-applier-XXXXXX";
@@ -677,6 +727,8 @@ int main(void)
 	test_vanished(false);
 	test_vanished(true);
 	test_record_unwritable();
+	test_rollback_restores(true);
+	test_rollback_restores(false);
 	test_crash_recovery();
 	test_diff();
 	test_empty_root();
