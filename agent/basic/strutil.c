@@ -274,3 +274,64 @@ int strbuf_steal(StrBuf *b, char **ret)
 	*b = (StrBuf) {};
 	return 0;
 }
+
+/* Length of the valid UTF-8 sequence at @p, 0 when there is none. */
+static size_t utf8_sequence(const unsigned char *p)
+{
+	unsigned n, cp;
+
+	if (p[0] < 0x80)
+		return 1;
+	if (p[0] < 0xc2)
+		return 0;   /* a continuation byte, or a two-byte overlong form */
+	if (p[0] < 0xe0)
+		n = 2, cp = p[0] & 0x1f;
+	else if (p[0] < 0xf0)
+		n = 3, cp = p[0] & 0x0f;
+	else if (p[0] < 0xf5)
+		n = 4, cp = p[0] & 0x07;
+	else
+		return 0;
+	for (unsigned i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;   /* also at the terminating NUL */
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && cp < 0x800) || (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	if ((cp >= 0xd800 && cp <= 0xdfff) || (cp >= 0xfdd0 && cp <= 0xfdef) || (cp & 0xfffe) == 0xfffe)
+		return 0;
+	return n;
+}
+
+bool utf8_is_valid(const char *s)
+{
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_sequence(p);
+
+		if (n == 0)
+			return false;
+		p += n;
+	}
+	return true;
+}
+
+char *utf8_escape_invalid(const char *s)
+{
+	StrBuf b = {};
+	char *r = NULL;
+
+	if (utf8_is_valid(s))
+		return strdup(s);
+	for (const unsigned char *p = (const unsigned char *)s; *p;) {
+		size_t n = utf8_sequence(p);
+
+		if (n == 0) {
+			strbuf_appendf(&b, "\\x%02x", *p++);
+			continue;
+		}
+		strbuf_appendf(&b, "%.*s", (int)n, (const char *)p);
+		p += n;
+	}
+	return strbuf_steal(&b, &r) < 0 ? NULL : r;
+}

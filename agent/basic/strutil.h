@@ -37,6 +37,15 @@ bool strv_contains(char *const *l, const char *s);
 int strv_split(const char *s, const char *sep, char ***ret);
 #define STRV_FOREACH(s, l) for (char *const *s = (l); s && *s; s++)
 
+/*
+ * Text from files for D-Bus, which takes only valid UTF-8 (as sd-bus checks
+ * it: no overlong forms, surrogates, code points above U+10FFFF or
+ * noncharacters). utf8_escape_invalid() copies @s with each byte outside
+ * such a sequence written as "\xNN"; NULL on allocation failure.
+ */
+bool utf8_is_valid(const char *s) _pure_;
+char *utf8_escape_invalid(const char *s);
+
 /* Growable string buffer for building output text. */
 typedef struct StrBuf {
 	char *buf;

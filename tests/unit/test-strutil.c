@@ -17,6 +17,24 @@ static const struct {
 	{ "cpuset", "", false },
 };
 
+/* What sd-bus refuses in a string, escaped; what it takes, unchanged. */
+static const struct {
+	const char *text, *want;
+} utf8[] = {
+	{ "", "" },
+	{ "latency", "latency" },
+	{ "b\xc3\xa4lanced \xf0\x9f\x98\x80", "b\xc3\xa4lanced \xf0\x9f\x98\x80" },
+	{ "\x97\x97", "\\x97\\x97" },
+	{ "a\xc3", "a\\xc3" },                         /* cut short */
+	{ "\xc0\xaf", "\\xc0\\xaf" },                  /* overlong '/' */
+	{ "\xe0\x80\xaf", "\\xe0\\x80\\xaf" },          /* overlong, three bytes */
+	{ "\xed\xa0\x80", "\\xed\\xa0\\x80" },          /* a surrogate */
+	{ "\xf4\x90\x80\x80", "\\xf4\\x90\\x80\\x80" },  /* above U+10FFFF */
+	{ "\xef\xbf\xbe", "\\xef\\xbf\\xbe" },          /* U+FFFE */
+	{ "\xef\xb7\x90", "\\xef\\xb7\\x90" },          /* U+FDD0 */
+	{ "ok\xff ok", "ok\\xff ok" },
+};
+
 int main(void)
 {
 	_cleanup_strv_free_ char **l = NULL;
@@ -36,5 +54,13 @@ int main(void)
 	check(strv_split("  a b\tc \n", WHITESPACE, &l) == 0);
 	check_int(strv_length(l), 3);
 	check_str(l[2], "c");
+
+	for (size_t k = 0; k < ELEMENTSOF(utf8); k++) {
+		_cleanup_free_ char *e = utf8_escape_invalid(utf8[k].text);
+
+		check_ctx(utf8[k].want, utf8_is_valid(utf8[k].text) == streq(utf8[k].text, utf8[k].want));
+		check_str(e, utf8[k].want);
+		check_ctx(utf8[k].want, e && utf8_is_valid(e));
+	}
 	return test_end("test-strutil");
 }
