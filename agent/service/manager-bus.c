@@ -19,6 +19,74 @@ static const char *const changed_properties[] = {
 	"RebootRequired", "PendingKernelCmdline", "KernelCapabilities", "DomainLayout", NULL,
 };
 
+/* --- text for the bus ----------------------------------------------------------- */
+
+/*
+ * sd-bus takes only valid UTF-8 in a string, and a reply it cannot build is
+ * no reply at all: the caller waits until its timeout. Text that comes from
+ * files (a configuration line quoted in an error, a value read back, a
+ * debugfs name, a profile's description, the CPU's brand) goes through
+ * these, invalid bytes written as \xNN.
+ */
+static char *bus_text(const char *s)
+{
+	return utf8_escape_invalid(strempty(s));
+}
+
+_printf_(3, 4) static int bus_error_setf(sd_bus_error *error, const char *name, const char *fmt, ...)
+{
+	_cleanup_free_ char *s = NULL, *t = NULL;
+	va_list ap;
+	int r;
+
+	va_start(ap, fmt);
+	r = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (r < 0)
+		return -ENOMEM;
+	t = bus_text(s);
+	if (!t)
+		return -ENOMEM;
+	return sd_bus_error_set(error, name, t);
+}
+
+_printf_(3, 4) static int bus_error_set_errnof(sd_bus_error *error, int r, const char *fmt, ...)
+{
+	_cleanup_free_ char *s = NULL, *t = NULL;
+	va_list ap;
+	int k;
+
+	va_start(ap, fmt);
+	k = vasprintf(&s, fmt, ap);
+	va_end(ap);
+	if (k < 0)
+		return -ENOMEM;
+	t = bus_text(s);
+	if (!t)
+		return -ENOMEM;
+	return sd_bus_error_set_errnof(error, r, "%s", t);
+}
+
+static int append_text(sd_bus_message *reply, const char *s)
+{
+	_cleanup_free_ char *t = bus_text(s);
+
+	return t ? sd_bus_message_append(reply, "s", t) : -ENOMEM;
+}
+
+static int append_strv_text(sd_bus_message *reply, char **l)
+{
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "s");
+	STRV_FOREACH(s, l)
+		if (r >= 0)
+			r = append_text(reply, *s);
+	if (r >= 0)
+		r = sd_bus_message_close_container(reply);
+	return r;
+}
+
 void manager_emit_changed(Manager *m)
 {
 	const char *props[ELEMENTSOF(changed_properties)];
@@ -42,9 +110,10 @@ void manager_emit_topology(Manager *m)
 
 void manager_emit_drift(Manager *m, const char *setting, const char *want, const char *got)
 {
-	if (m->bus)
-		(void)sd_bus_emit_signal(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, "Drift", "sss", setting, want,
-					 got);
+	_cleanup_free_ char *w = bus_text(want), *g = bus_text(got);
+
+	if (m->bus && w && g)
+		(void)sd_bus_emit_signal(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, "Drift", "sss", setting, w, g);
 }
 
 void manager_emit_applied(Manager *m, unsigned changes)
@@ -138,7 +207,7 @@ GETTER(property_get_state_reasons)
 	r = manager_state_reasons(m, &l);
 	if (r < 0)
 		return r;
-	return sd_bus_message_append_strv(reply, l);
+	return append_strv_text(reply, l);
 }
 
 GETTER(property_get_active_profile)
@@ -152,7 +221,7 @@ GETTER(property_get_active_profile_reason)
 {
 	Manager *m = userdata;
 
-	return sd_bus_message_append(reply, "s", m->profile ? strempty(m->profile_reason) : "");
+	return append_text(reply, m->profile ? m->profile_reason : "");
 }
 
 /*
@@ -170,8 +239,10 @@ GETTER(property_get_workload_rules)
 	for (size_t i = 0; r >= 0 && wm && i < wm->n_rules; i++) {
 		char count[16];
 
+		_cleanup_free_ char *text = bus_text(wm->rules[i].text);
+
 		snprintf(count, sizeof(count), "%u", workload_tracker_count(m->workload, i));
-		r = sd_bus_message_append(reply, "(sss)", wm->rules[i].text, wm->rules[i].profile, count);
+		r = text ? sd_bus_message_append(reply, "(sss)", text, wm->rules[i].profile, count) : -ENOMEM;
 	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
@@ -203,7 +274,7 @@ GETTER(property_get_cpu_name)
 {
 	Manager *m = userdata;
 
-	return sd_bus_message_append(reply, "s", m->identity.brand);
+	return append_text(reply, m->identity.brand);
 }
 
 GETTER(property_get_topology)
@@ -233,11 +304,17 @@ GETTER(property_get_settings)
 		const PlanStep *st = &m->plan->steps[i];
 		_cleanup_free_ char *actual = manager_setting_actual(m, (SettingId)i), *o = origin_to_string(&st->origin);
 		_cleanup_free_ char *desired = st->action == STEP_KEEP ? strdup("keep") : strdup(st->to);
+		_cleanup_free_ char *a = NULL, *ot = NULL, *d = NULL;
 
 		if (!actual || !o || !desired)
 			return -ENOMEM;
-		r = sd_bus_message_append(reply, "(sssbs)", setting_id_to_string(st->setting), desired, actual,
-					  manager_setting_in_sync(m, (SettingId)i, actual), o);
+		a = bus_text(actual);
+		ot = bus_text(o);
+		d = bus_text(desired);
+		if (!a || !ot || !d)
+			return -ENOMEM;
+		r = sd_bus_message_append(reply, "(sssbs)", setting_id_to_string(st->setting), d, a,
+					  manager_setting_in_sync(m, (SettingId)i, actual), ot);
 		if (r < 0)
 			return r;
 	}
@@ -315,7 +392,7 @@ GETTER(property_get_pending_cmdline)
 {
 	Manager *m = userdata;
 
-	return sd_bus_message_append(reply, "s", reboot_required(m) ? strempty(m->plan->kernel_cmdline) : "");
+	return append_text(reply, reboot_required(m) ? m->plan->kernel_cmdline : "");
 }
 
 /* One level of the layout over all CPUs. */
@@ -414,7 +491,13 @@ GETTER(property_get_domain_layout)
 		if (r >= 0)
 			r = sd_bus_message_open_container(reply, 'r', "usssas");
 		if (r >= 0)
-			r = sd_bus_message_append(reply, "usss", i, l[i].name, strempty(l[i].flags), covered);
+			r = sd_bus_message_append(reply, "u", i);
+		if (r >= 0)
+			r = append_text(reply, l[i].name);   /* names and flags from debugfs */
+		if (r >= 0)
+			r = append_text(reply, l[i].flags);
+		if (r >= 0)
+			r = sd_bus_message_append(reply, "s", covered);
 		if (r >= 0)
 			r = sd_bus_message_append_strv(reply, l[i].spans);
 		if (r >= 0)
@@ -433,19 +516,19 @@ static int reply_error(sd_bus_error *error, int r, const char *what, const char 
 {
 	switch (r) {
 	case -ENOENT:
-		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "%s: %s", what, detail ?: "no such profile");
+		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "%s: %s", what, detail ?: "no such profile");
 	case -EBADMSG:
 	case -EINVAL:
 	case -ELOOP:
 	case -ENOLINK:     /* an include= that does not exist */
 	case -ENOTUNIQ:
-		return sd_bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "%s", detail ?: what);
+		return bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "%s", detail ?: what);
 	case -EOPNOTSUPP:
-		return sd_bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "%s: %s", what, strna(detail));
+		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "%s: %s", what, strna(detail));
 	case -EBUSY:
-		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "%s: %s", what, strna(detail));
+		return bus_error_setf(error, BUS_ERROR_BUSY, "%s: %s", what, strna(detail));
 	default:
-		return sd_bus_error_set_errnof(error, r, "%s: %s", what, detail ?: strerror(-r));
+		return bus_error_set_errnof(error, r, "%s: %s", what, detail ?: strerror(-r));
 	}
 }
 
@@ -462,12 +545,22 @@ static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_erro
 
 	r = profile_list(m->config_fd, &list, &n, &err);
 	if (r < 0)
-		return sd_bus_error_set_errnof(error, r, "%s", err ?: "Failed to list profiles");
+		return bus_error_set_errnof(error, r, "%s", err ?: "Failed to list profiles");
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'a', "(sss)");
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = sd_bus_message_append(reply, "(sss)", list[i].name, strempty(list[i].description), list[i].path);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		/* The description is the file's. */
+		r = sd_bus_message_open_container(reply, 'r', "sss");
+		if (r >= 0)
+			r = append_text(reply, list[i].name);
+		if (r >= 0)
+			r = append_text(reply, list[i].description);
+		if (r >= 0)
+			r = append_text(reply, list[i].path);
+		if (r >= 0)
+			r = sd_bus_message_close_container(reply);
+	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
 	profile_info_array_free(list, n);
@@ -487,7 +580,7 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 	int r;
 
 	if (m->applying)
-		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 
 	/* Validate: the profile loads and asks for nothing this machine cannot do. */
 	r = manager_compute(m, name, &p, &settings, &plan, &err);
@@ -497,7 +590,7 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 	if (refuse_unsupported) {
 		unsupported = manager_unsupported(m, plan);
 		if (unsupported)
-			return sd_bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "Profile %s: %s; nothing changed.",
+			return bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "Profile %s: %s; nothing changed.",
 						 p->name, unsupported);
 	}
 
@@ -524,7 +617,7 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	if (r < 0)
 		return r;
 	if (!profile_name_is_valid(name))
-		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
+		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
 					 "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')", name,
 					 PROFILE_NAME_MAX);
 	r = bus_verify_polkit_async(m, msg, interactive, error);
@@ -576,7 +669,7 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	if (r <= 0)
 		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
 	if (m->applying)
-		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 	source = strprintf("Revert by %s", strna(sd_bus_message_get_sender(msg)));
 	if (!source)
 		return -ENOMEM;
@@ -598,7 +691,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 		return r < 0 ? r : 1;
 	r = manager_load_config(m, &err);
 	if (r < 0)
-		return sd_bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "Configuration not reloaded: %s",
+		return bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "Configuration not reloaded: %s",
 					 err ?: strerror(-r));
 	(void)manager_workload_setup(m);
 	return switch_and_reply(m, msg, NULL, "Reload", false, error);
@@ -619,9 +712,9 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 	if (r < 0)
 		return r;
 	if (*name && !profile_name_is_valid(name))
-		return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "'%s' is not a profile name", name);
+		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "'%s' is not a profile name", name);
 	if (m->applying)
-		return sd_bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 
 	r = manager_compute(m, *name ? name : NULL, &p, &settings, &plan, &err);
 	if (r < 0)
@@ -644,8 +737,16 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		why = strprintf("%s (%s)", st->why, strna(o));
 		if (!change || !why)
 			return -ENOMEM;
-		r = sd_bus_message_append(reply, "(ssss)", setting_id_to_string(st->setting),
-					  step_action_to_string(st->action), change, why);
+		r = sd_bus_message_open_container(reply, 'r', "ssss");
+		if (r >= 0)
+			r = sd_bus_message_append(reply, "ss", setting_id_to_string(st->setting),
+						  step_action_to_string(st->action));
+		if (r >= 0)
+			r = append_text(reply, change);   /* "from" is what the kernel said */
+		if (r >= 0)
+			r = append_text(reply, why);
+		if (r >= 0)
+			r = sd_bus_message_close_container(reply);
 	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
@@ -665,19 +766,28 @@ static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	int r;
 
 	if (!m->plan)
-		return sd_bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "Nothing applied yet: no plan to verify.");
+		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "Nothing applied yet: no plan to verify.");
 	if (m->state == MANAGER_OFF)
 		return sd_bus_reply_method_return(msg, "ba(sss)", true, 0);
 	r = applier_verify(m->applier, m->plan, &mm, &n);
 	if (r < 0)
-		return sd_bus_error_set_errnof(error, r, "Verification failed: %s", strerror(-r));
+		return bus_error_set_errnof(error, r, "Verification failed: %s", strerror(-r));
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
 		r = sd_bus_message_append(reply, "b", n == 0);
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'a', "(sss)");
-	for (size_t i = 0; r >= 0 && i < n; i++)
-		r = sd_bus_message_append(reply, "(sss)", setting_id_to_string(mm[i].setting), mm[i].want, mm[i].got);
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		r = sd_bus_message_open_container(reply, 'r', "sss");
+		if (r >= 0)
+			r = sd_bus_message_append(reply, "s", setting_id_to_string(mm[i].setting));
+		if (r >= 0)
+			r = append_text(reply, mm[i].want);
+		if (r >= 0)
+			r = append_text(reply, mm[i].got);   /* as read from the kernel's file */
+		if (r >= 0)
+			r = sd_bus_message_close_container(reply);
+	}
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
 	mismatches_free(mm, n);
@@ -699,7 +809,7 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 	if (r < 0)
 		return r;
 	if (cpu >= m->topology->n_slots || !cpuset_contains(&m->topology->online, cpu))
-		return sd_bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u is not online (online: 0-%u)", cpu,
+		return bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u is not online (online: 0-%u)", cpu,
 					 m->topology->n_slots ? m->topology->n_slots - 1 : 0);
 
 	r = sd_bus_message_new_method_return(msg, &reply);
@@ -711,14 +821,17 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 		const LiveCpuDomains *d = cpu < m->live->n_slots ? &m->live->cpus[cpu] : NULL;
 
 		for (size_t i = 0; d && r >= 0 && i < d->n; i++) {
-			_cleanup_free_ char *span = NULL;
+			/* Name and flags as debugfs has them. */
+			_cleanup_free_ char *span = NULL, *name = bus_text(*d->sd[i].name ? d->sd[i].name : "domain"),
+					    *flags = bus_text(d->sd[i].flags);
 
+			if (!name || !flags)
+				return -ENOMEM;
 			r = cpuset_format_list(&d->sd[i].span, &span);
 			if (r >= 0)
 				r = sd_bus_message_append(reply, "(ussas)",
-							  d->sd[i].level >= 0 ? d->sd[i].level : d->sd[i].index,
-							  *d->sd[i].name ? d->sd[i].name : "domain", strempty(d->sd[i].flags),
-							  2, span, "source=live");
+							  d->sd[i].level >= 0 ? d->sd[i].level : d->sd[i].index, name,
+							  flags, 2, span, "source=live");
 		}
 	} else if (m->plan && m->plan->layout && cpu < m->plan->layout->n_slots) {
 		const CpuDomains *d = &m->plan->layout->cpus[cpu];
