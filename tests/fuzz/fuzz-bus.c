@@ -416,7 +416,8 @@ static void build_tree(int root, uint8_t o0, uint8_t o1, Bytes *in)
 		put(root, "etc/topotune/profiles/local.ini",
 		    "[profile]\ninclude = latency\n[isolation]\nisolated_cpus = 2,8\n");
 	}
-	put(root, "etc/topotune/profiles/broken.ini", "[profile]\ndescription = broken\n[scheduler]\nsmt_buddy_assist = sometimes\n");
+	put(root, "etc/topotune/profiles/broken.ini",
+	    "[profile]\ndescription = broken\n[scheduler]\nsmt_buddy_assist = sometimes\n");
 	if (configured[o1 & 3] || (o1 & 0x0c)) {
 		StrBuf c = {};
 
@@ -448,53 +449,60 @@ static void build_tree(int root, uint8_t o0, uint8_t o1, Bytes *in)
 
 /* --- snapshots ------------------------------------------------------------------- */
 
-static int cmp_str(const void *a, const void *b)
+/* Entries are "TNAME", T the type ('d' or 'f'): sorted by name. */
+static int cmp_entry(const void *a, const void *b)
 {
-	return strcmp(*(char *const *)a, *(char *const *)b);
+	return strcmp(*(char *const *)a + 1, *(char *const *)b + 1);
 }
 
 /*
- * Every path below @dfd with the bytes of every file, in name order, but
+ * Every path below @d with the bytes of every file, in name order, but
  * sys/devices (the CPUs and nodes: nine tenths of the files): nothing of
  * topotune writes there (the applier's paths are elsewhere), and the tree
  * keeps it from one input to the next.
  */
-static void snapshot_dir(int dfd, const char *prefix, StrBuf *b)
+static void snapshot_dir(DIR *d, const char *prefix, StrBuf *b)
 {
 	_cleanup_strv_free_ char **names = NULL;
 	struct dirent *de;
-	DIR *d;
-	int fd = openat(dfd, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
 
-	fuzz_assert(fd >= 0);
-	d = fdopendir(fd);
-	fuzz_assert(d);
-	while ((de = readdir(d)))
-		if (!streq(de->d_name, ".") && !streq(de->d_name, ".."))
-			fuzz_assert(strv_extend(&names, de->d_name) >= 0);
-	closedir(d);
+	while ((de = readdir(d))) {
+		bool dir = de->d_type == DT_DIR;
+
+		if (streq(de->d_name, ".") || streq(de->d_name, ".."))
+			continue;
+		if (de->d_type == DT_UNKNOWN) {
+			struct stat st;
+
+			fuzz_assert(fstatat(dirfd(d), de->d_name, &st, AT_SYMLINK_NOFOLLOW) >= 0);
+			dir = S_ISDIR(st.st_mode);
+		}
+		fuzz_assert(strv_push(&names, strprintf("%c%s", dir ? 'd' : 'f', de->d_name)) >= 0);
+	}
 	if (!names)
 		return;
-	qsort(names, strv_length(names), sizeof(char *), cmp_str);
+	qsort(names, strv_length(names), sizeof(char *), cmp_entry);
 	STRV_FOREACH(n, names) {
+		const char *name = *n + 1;
 		_cleanup_free_ char *content = NULL;
-		struct stat st;
 		size_t size = 0;
 
-		fuzz_assert(fstatat(dfd, *n, &st, AT_SYMLINK_NOFOLLOW) >= 0);
-		if (S_ISDIR(st.st_mode)) {
-			_cleanup_free_ char *sub = strprintf("%s%s/", prefix, *n);
-			int sfd = openat(dfd, *n, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+		if (**n == 'd') {
+			_cleanup_free_ char *sub = strprintf("%s%s/", prefix, name);
+			DIR *sd;
 
-			fuzz_assert(sub && sfd >= 0);
+			fuzz_assert(sub);
 			strbuf_appendf(b, "%s\n", sub);
-			if (!streq(sub, "sys/devices/"))
-				snapshot_dir(sfd, sub, b);
-			close(sfd);
+			if (streq(sub, "sys/devices/"))
+				continue;
+			sd = fdopendir(openat(dirfd(d), name, O_RDONLY | O_DIRECTORY | O_CLOEXEC));
+			fuzz_assert(sd);
+			snapshot_dir(sd, sub, b);
+			closedir(sd);
 			continue;
 		}
-		fuzz_assert(read_file_at(dfd, *n, 0, &content, &size) >= 0);
-		strbuf_appendf(b, "%s%s [%zu]\n", prefix, *n, size);
+		fuzz_assert(read_file_at(dirfd(d), name, 0, &content, &size) >= 0);
+		strbuf_appendf(b, "%s%s [%zu]\n", prefix, name, size);
 		strbuf_append(b, content);
 		strbuf_append(b, "\n");
 	}
@@ -502,10 +510,13 @@ static void snapshot_dir(int dfd, const char *prefix, StrBuf *b)
 
 static char *snapshot(int root)
 {
+	DIR *d = fdopendir(openat(root, ".", O_RDONLY | O_DIRECTORY | O_CLOEXEC));
 	StrBuf b = {};
 	char *s = NULL;
 
-	snapshot_dir(root, "", &b);
+	fuzz_assert(d);
+	snapshot_dir(d, "", &b);
+	closedir(d);
 	fuzz_assert(strbuf_steal(&b, &s) >= 0);
 	return s;
 }
@@ -535,6 +546,7 @@ typedef struct Peer {
 	bool offline11;
 	bool cgroup_v2;
 	char *isolated_said;    /* what kernel_sync() last put in cpuset.cpus.isolated */
+	char *last;             /* the tree after the last checked call, while nothing changed it */
 	sd_bus *bus;
 	bool systemd_fail;
 	bool world_changed;     /* another writer touched the tree */
@@ -579,6 +591,7 @@ static void kernel_sync(Peer *p)
 	free(p->isolated_said);
 	p->isolated_said = want;
 	fuzz_tree_write(p->root, "sys/fs/cgroup/cpuset.cpus.isolated", want, strlen(want));
+	p->last = mfree_str(p->last);
 }
 
 /* Bits to cpulist, as systemd's cpu_set_from_dbus() reads them. */
@@ -686,9 +699,11 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 			fuzz_assert(!"a proper error");
 		}
 		if (c->check_tree && !(c->mutating && strstr(c->what, "Revert"))) {
-			_cleanup_free_ char *after = snapshot(p->root);
+			char *after = snapshot(p->root);
 
 			check_unchanged(c->what, c->before, after);
+			free(p->last);
+			p->last = after;
 		}
 		return 0;
 	}
@@ -700,9 +715,11 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 	if (c->want_signature)
 		fuzz_assert(streq_ptr(sd_bus_message_get_signature(m, true), c->want_signature));
 	if (c->check_tree && !c->mutating) {
-		_cleanup_free_ char *after = snapshot(p->root);
+		char *after = snapshot(p->root);
 
 		check_unchanged(c->what, c->before, after);
+		free(p->last);
+		p->last = after;
 	}
 	return 0;
 }
@@ -751,12 +768,15 @@ static void call(Peer *p, sd_bus_message *m, Call *c, bool pipelined)
 		h->verify_after = false;
 		fuzz_assert(sd_bus_call_async(p->bus, &h->slot, m, on_pipelined_reply, h, CALL_TIMEOUT_USEC) >= 0);
 		p->pending++;
+		p->last = mfree_str(p->last);
 		return;
 	}
 	peer_run(p, NULL);
 	kernel_sync(p);
 	c->check_tree = true;
-	c->before = snapshot(p->root);
+	/* The tree after the previous call, when nothing has touched it since: saves reading it again. */
+	c->before = p->last ?: snapshot(p->root);
+	p->last = NULL;
 	fuzz_assert(sd_bus_call_async(p->bus, &c->slot, m, on_reply, c, CALL_TIMEOUT_USEC) >= 0);
 	peer_run(p, &c->done);
 	c->slot = sd_bus_slot_unref(c->slot);
@@ -929,7 +949,8 @@ static const char *const world_values[] = {
 	"[daemon]\nprofile = fuzz\n",
 	"[daemon]\nmanage_bootloader = yes\n",
 	"[scheduler]\nrelax_domain_level = 99\n",
-	"# topotune write-ahead record v1\nchange plain 1 smt_buddy_assist =proc/sys/kernel/sched_smt_buddy_assist =0%0A =1 =x\n",
+	"# topotune write-ahead record v1\n"
+	"change plain 1 smt_buddy_assist =proc/sys/kernel/sched_smt_buddy_assist =0%0A =1 =x\n",
 	"change nonsense\n",
 	"version 17\ncpu0 0\ndomain0 SMT 041\ndomain1 NUMA fff\n",
 };
@@ -941,6 +962,7 @@ static void world_change(Peer *p)
 
 	peer_run(p, NULL);   /* between calls, not during one */
 	peer_flag(&p->world_changed, true);
+	p->last = mfree_str(p->last);
 	switch (how % 4) {
 	case 0:   /* gone */
 		if (unlinkat(p->root, path, 0) < 0 && errno == EISDIR)
@@ -982,6 +1004,9 @@ static void step(Peer *p)
 	bool pipelined = op & 0x80;
 	Call c = {};
 	int b;
+
+	if (verbose)
+		fprintf(stderr, "fuzz-bus: step %#x at byte %zu\n", op, p->in.pos - 1);
 
 	switch (op & 0x0f) {
 	case 0:
@@ -1152,6 +1177,7 @@ static void *peer_main(void *userdata)
 			break;
 	}
 	p->bus = sd_bus_flush_close_unref(p->bus);
+	p->last = mfree_str(p->last);
 	return NULL;
 }
 

@@ -112,8 +112,8 @@ PROPS = ["Version", "State", "StateReasons", "ActiveProfile", "ActiveProfileReas
          "CpuVendor", "CpuFamily", "CpuModel", "CpuName", "Topology", "Settings", "KernelCapabilities",
          "IsolatedCpus", "HousekeepingCpus", "RebootRequired", "PendingKernelCmdline", "DomainLayout",
          "Nope", ""]
-WORLD = ["smt", "relax", "features", "isolated", "partition", "slice-cpus", "subtree", "fuzz.ini",
-         "60-fuzz.conf", "vendor-latency", "state", "schedstat", "grub"]
+WORLD = ["smt", "relax", "features", "isolated", "partition", "slice-cpus", "fuzz.ini", "60-fuzz.conf",
+         "vendor-latency", "state", "schedstat", "grub"]
 PIPE = 0x80
 
 
@@ -130,6 +130,11 @@ def set_profile(name, interactive=0, pipe=0):
 
 def plan(name):
     return [5] + s_(name)
+
+
+def schedstat_in(text):
+    """Byte 1 bit 5: a /proc/schedstat from the input, 2-byte length first."""
+    return [len(text) & 0xff, len(text) >> 8] + list(text)
 
 
 def cpu_domains(cpu):
@@ -178,8 +183,8 @@ BUS_SEEDS = {
     "not-on-exit": [PATCHED, CONF_LATENCY | NOT_ON_EXIT] + VERIFY,
     "schedstat-live": [HYGON | PATCHED, SCHEDSTAT] + cpu_domains(0) + cpu_domains(7) + [8, 17, 8, 2] +
     set_profile("hpc") + [8, 17],
-    "schedstat-input": [HYGON | PATCHED, SCHEDSTAT_IN] + [60, 0] +
-    list(b"version 18\ncpu3 0\ndomain0 SMT 0\ndomain1 X ffffffff,ffffffff\n") + [0] * 11 +
+    "schedstat-input": [HYGON | PATCHED, SCHEDSTAT_IN] +
+    schedstat_in(b"version 18\ncpu3 0\ndomain0 SMT 0\ndomain1 X ffffffff,ffffffff\n") +
     cpu_domains(3) + [8, 17, 8, 2],
     "world-drift": [HYGON | PATCHED, 0] + set_profile("latency") + world("relax", 2, 1) + VERIFY + [8, 11] +
     APPLY + world("smt", 0) + VERIFY + APPLY + REVERT,
@@ -207,6 +212,15 @@ BUS_SEEDS = {
     # Found by fuzzing: a record path taken by a directory left run/topotune/state.tmp behind.
     "regress-record-unwritable": [HYGON | PATCHED, 0] + world("state", 1) + set_profile("latency") + APPLY +
     world("state", 0) + set_profile("latency"),
+    # Found by fuzzing: a failed apply left the originals it had restored first.
+    "regress-restore-rollback": [HYGON | PATCHED, 0] + set_profile("hpc") + world("state", 1) +
+    set_profile("balanced") + world("state", 0) + set_profile("balanced"),
+    # Found by fuzzing: an error quoting bytes that are not UTF-8 (a drop-in's line) was no reply at all.
+    "regress-invalid-utf8": [HYGON | PATCHED, SCHEDSTAT_IN] +
+    schedstat_in(b"version 17\ncpu0 0\ndomain0 SM\x97T 041\ndomain1 NUMA fff\n") +
+    world("60-fuzz.conf", 3, b"\x97\x97") + RELOAD + world("60-fuzz.conf", 0) +
+    world("fuzz.ini", 3, b"[profile]\ndescription = caf\xe9\n") + LIST + world("relax", 3, b"\xff\n") +
+    VERIFY + plan("latency") + GETALL + cpu_domains(0) + [8, 17] + set_profile("latency") + VERIFY,
     "pipelined": [HYGON | PATCHED | SYSTEMD, 0] + set_profile("latency", pipe=PIPE) +
     set_profile("hpc", pipe=PIPE) + [APPLY[0] | PIPE, 0, REVERT[0] | PIPE, 0, RELOAD[0] | PIPE] +
     set_profile("nope", pipe=PIPE) + [PIPE | 6, PIPE | 0] + VERIFY + set_profile("hpc") + REVERT,
