@@ -386,7 +386,8 @@ static void add_files(int root)
 	put(root, "etc/topotune/profiles/site.ini",
 	    "[profile]\ninclude = base\n[isolation]\nisolated_cpus = 1\nhousekeeping_smt = whole-cores\n"
 	    "[workload]\ncomm = mysqld\n");
-	put(root, "usr/lib/topotune/hardware.d/50-intel.ini", "[match]\nvendor = intel\n[scheduler]\nsmt_buddy_assist = off\n");
+	put(root, "usr/lib/topotune/hardware.d/50-intel.ini",
+	    "[match]\nvendor = intel\n[scheduler]\nsmt_buddy_assist = off\n");
 
 	put(root, "proc/4242/comm", "mysqld\n");
 	b = (StrBuf) {};
