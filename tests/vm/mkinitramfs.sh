@@ -23,7 +23,7 @@ done
 
 copy_libs() {
 	local lib
-	for lib in $(ldd "$1" | awk '/=>/ { print $3 } /^\s*\/lib/ { print $1 }'); do
+	for lib in $(ldd "$1" | awk '/=>/ { print $3 } /^[ \t]*\/lib/ { print $1 }'); do
 		[ -f "$lib" ] || continue
 		install -D -m 0755 "$lib" "$root$lib"
 	done
