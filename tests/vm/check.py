@@ -21,12 +21,11 @@ skipped = []    # (name, why): checks that cannot run on this guest kernel
 # the tier stays usable; they pass when the kernel behaves. Each entry says
 # why. See kernel-patches/README.md ("seed 001").
 KNOWN_KERNEL_ISSUES = {
-    "seed001-hogs-spread-base":
-        "intermittent on 7.3.4 itself: the periodic balancer sometimes stacks two hogs of a "
-        "taskset on one CPU whose SMT sibling is outside the allowed set (same rate on the "
-        "Intel model, where both kernels build identical domains)",
-    "seed001-hogs-spread-patched":
-        "as seed001-hogs-spread-base: follows the domain layout, not this series",
+    # none at present. seed001-hogs-spread-* used to be listed: the lasting
+    # stacking it saw came from the test itself (the init shell and its
+    # samplers ran inside the hogs' taskset, and busybox nproc made the
+    # "restore" keep it there); with the shell outside the set and the hogs
+    # sampled once a second, both kernels end spread (kernel-patches/README.md).
 }
 
 
@@ -443,11 +442,23 @@ def main():
         if t:
             s = tt(t, "SEED001")
             trials = [kv(x) for x in s]
-            spread = [f for f in trials if int(f.get("distinct", 0)) == int(f.get("hogs", -1))]
+            # Spread = the hogs ended on distinct CPUs. The balancer moves hogs
+            # now and then, so a single sample may catch two on one CPU for a
+            # moment; stacking that lasts through the last three once-a-second
+            # samples is the seed's bug (placement counting CPUs the tasks may
+            # not use leaves a stable stacked state).
+            def ended_spread(f):
+                hogs = int(f.get("hogs", -1))
+                trace = [int(x) for x in f.get("trace", "").split(",") if x]
+                if trace:
+                    return hogs in trace[-3:]
+                return int(f.get("distinct", 0)) == hogs
+            spread = [f for f in trials if ended_spread(f)]
             check("seed001-hogs-spread-%s" % kind, trials and len(spread) == len(trials),
-                  "%d of %d trials spread; stacked (placed -> after settling): %s" % (
+                  "%d of %d trials spread; stacked (placed -> last sample; distinct CPUs "
+                  "once a second): %s" % (
                       len(spread), len(trials),
-                      " ".join("%s->%s" % (f.get("placed"), f["cpus"])
+                      " ".join("%s->%s [%s]" % (f.get("placed"), f["cpus"], f.get("trace", ""))
                                for f in trials if f not in spread)))
 
     for kind in ("base", "patched"):
