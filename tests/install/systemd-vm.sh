@@ -571,7 +571,7 @@ xcheck "drop-in profile = hpc + topotunectl reload: exit 0" "$(f reload_rc)" 0 \
 	"cpuset.cpus.partition missing: $BUG_SLICE, cpuset not in the root's subtree_control"
 xcheck "ActiveProfile after the reload" "$(f profile_reload)" 's "hpc"' "the reload failed"
 xcheck "after a restart the drop-in's profile is active" "$(f profile_restart)" 's "hpc"' \
-	"the failed start serves State off and an empty ActiveProfile"
+	"the first apply fails as the reload did: State failed, no ActiveProfile"
 if [ "$(f records)" -gt 0 ] 2>/dev/null && [ "$(f catalog)" = 1 ]; then
 	pass "journal: $(f records) change records (MESSAGE_ID=01961099...), catalog text shown by journalctl -x"
 else
