@@ -710,12 +710,11 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 			c->restored = true;   /* it existed before us: nothing to write */
 			continue;
 		}
-		if (c->new) {
-			u->before = strdup(c->new);
-			if (!u->before) {
-				r = -ENOMEM;
-				goto rollback;
-			}
+		/* What a rollback puts back: what is there now, ours or another writer's since. */
+		r = read_current(a, c->kind, c->path, c->new ?: c->old, &u->before);
+		if (r < 0) {
+			fail(a, r, "/%s: %s", c->path, strerror(-r));
+			goto rollback;
 		}
 		r = do_write_full(a, c->kind, c->path, c->old, &u->attempted);
 		if (r < 0)

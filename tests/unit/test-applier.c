@@ -578,6 +578,34 @@ static void test_rollback_restores(bool record_fails)
 	rm_rf(tmpl);
 }
 
+/*
+ * The same, when another writer changed the held value after our apply: a
+ * rollback puts back that writer's value, not ours.
+ */
+static void test_rollback_restores_other_writer(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(plan_freep) Plan *p1 = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 2, NULL, false);
+	_cleanup_(plan_freep) Plan *p2 = make_plan_on(SMT_BUDDY_OFF, RELAX_KEEP, 0, NULL, false, 1);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_free_ char *held = NULL, *after = NULL, *relax = NULL;
+
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p1), 2);
+	check(write_string_at(fd, "proc/sys/kernel/sched_relax_domain_level", "0\n") == 0);
+	held = snapshot(fd);
+	fault = (Fault) { .path = "sched_smt_buddy_assist", .on_write = true, .error = EACCES };
+	check_int(applier_apply(a, p2), -EACCES);
+	fault = (Fault) {};
+	after = snapshot(fd);
+	check_str(after, held);
+	check_str(relax = file(fd, "proc/sys/kernel/sched_relax_domain_level"), "0\n");
+	check(applier_revert(a) == 0);
+	rm_rf(tmpl);
+}
+
 static void test_crash_recovery(void)
 {
 	char tmpl[] = "/tmp/test-applier-XXXXXX";
@@ -729,6 +757,7 @@ int main(void)
 	test_record_unwritable();
 	test_rollback_restores(true);
 	test_rollback_restores(false);
+	test_rollback_restores_other_writer();
 	test_crash_recovery();
 	test_diff();
 	test_empty_root();
