@@ -221,6 +221,9 @@ BUS_SEEDS = {
     world("60-fuzz.conf", 3, b"\x97\x97") + RELOAD + world("60-fuzz.conf", 0) +
     world("fuzz.ini", 3, b"[profile]\ndescription = caf\xe9\n") + LIST + world("relax", 3, b"\xff\n") +
     VERIFY + plan("latency") + GETALL + cpu_domains(0) + [8, 17] + set_profile("latency") + VERIFY,
+    # Found by fuzzing: the undo of a restore put back our value over another writer's.
+    "regress-restore-other-writer": [HYGON | PATCHED, 0] + set_profile("hpc") + world("relax", 2, 0) +
+    world("state", 1) + set_profile("balanced"),
     "pipelined": [HYGON | PATCHED | SYSTEMD, 0] + set_profile("latency", pipe=PIPE) +
     set_profile("hpc", pipe=PIPE) + [APPLY[0] | PIPE, 0, REVERT[0] | PIPE, 0, RELOAD[0] | PIPE] +
     set_profile("nope", pipe=PIPE) + [PIPE | 6, PIPE | 0] + VERIFY + set_profile("hpc") + REVERT,
