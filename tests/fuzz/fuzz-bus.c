@@ -1239,7 +1239,8 @@ static void *peer_main(void *userdata)
 		step(p);
 	peer_run(p, NULL);
 
-	/* SIGTERM; keep answering systemd while the daemon restores. */
+	/* SIGTERM; keep answering systemd while the daemon restores. From here on the tree is the daemon's. */
+	p->last = mfree_str(p->last);
 	peer_flag(&p->stop_unclean, peer_get(&p->systemd_fail));
 	fuzz_assert(write(p->stop_fd, "x", 1) == 1);
 	for (;;) {
@@ -1250,7 +1251,6 @@ static void *peer_main(void *userdata)
 			break;
 	}
 	p->bus = sd_bus_flush_close_unref(p->bus);
-	p->last = mfree_str(p->last);
 	return NULL;
 }
 
