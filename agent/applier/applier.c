@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "applier.h"
 #include "fileio.h"
@@ -21,6 +22,7 @@ static const char *const write_kind_table[_WRITE_KIND_MAX] = {
 	[WRITE_MKDIR] = "mkdir",
 	[WRITE_FILE] = "file",
 	[WRITE_SYSTEMD] = "systemd",
+	[WRITE_UNIT] = "unit",
 };
 DEFINE_STRING_TABLE_LOOKUP(write_kind, WriteKind);
 
@@ -89,6 +91,7 @@ int applier_new(int root_fd, const ApplierIo *io, const ApplierHooks *hooks, App
 		return -ENOMEM;
 	a->root_fd = root_fd;
 	a->io = io ? *io : applier_io_default;
+	a->unit_wait_ms = 5000;
 	if (hooks)
 		a->hooks = *hooks;
 	*ret = a;
@@ -300,6 +303,10 @@ static int read_current(Applier *a, WriteKind kind, const char *path, const char
 		r = a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus", &s);
 		*ret = strdup(r >= 0 ? strip(s) : "");
 		return *ret ? 0 : -ENOMEM;
+	case WRITE_UNIT:
+		/* systemd keeps a slice's cgroup exactly while the slice is active. */
+		*ret = strdup(dir_exists_at(a->root_fd, SLICE_DIR) ? "active" : "inactive");
+		return *ret ? 0 : -ENOMEM;
 	default:
 		break;
 	}
@@ -344,12 +351,76 @@ static bool same_value(WriteKind kind, const char *cur, const char *value)
 
 	if (!cur || !value)
 		return cur == value;
-	if (kind == WRITE_FILE || kind == WRITE_FEATURE || kind == WRITE_SUBTREE || kind == WRITE_MKDIR)
+	if (kind == WRITE_FILE || kind == WRITE_FEATURE || kind == WRITE_SUBTREE || kind == WRITE_MKDIR ||
+	    kind == WRITE_UNIT)
 		return streq(cur, value);
 	c = strdup(cur);
 	v = strdup(value);
 	/* Whole values: "isolated invalid (reason)" is not "isolated". */
 	return c && v && streq(strip(c), strip(v));
+}
+
+static void sleep_ms(unsigned ms)
+{
+	struct timespec ts = { .tv_sec = ms / 1000, .tv_nsec = (long)(ms % 1000) * 1000000L };
+
+	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
+		;
+}
+
+/* Does the slice's cpuset.cpus list @cpus (NULL: any non-empty set)? */
+static bool slice_cpus_are(Applier *a, const char *cpus)
+{
+	_cleanup_free_ char *s = NULL;
+	CpuSet have = {}, want = {};
+	bool ok;
+
+	if (a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus", &s) < 0 ||
+	    cpuset_parse_list(strip(s), &have, NULL) < 0)
+		return false;
+	if (!cpus)
+		ok = !cpuset_is_empty(&have);
+	else
+		ok = cpuset_parse_list(cpus, &want, NULL) >= 0 && cpuset_equal(&have, &want);
+	cpuset_done(&have);
+	cpuset_done(&want);
+	return ok;
+}
+
+/*
+ * systemd acts on a job or a property change from its own event loop, after
+ * it answered the call: wait (a->unit_wait_ms at most) until the slice's
+ * cgroup is as asked. Active: the cgroup exists, the cpuset controller is
+ * enabled in it (cpuset.cpus.partition) and its cpuset.cpus is @cpus (NULL:
+ * not empty). Inactive: the cgroup is gone.
+ */
+static int wait_slice(Applier *a, bool active, const char *cpus)
+{
+	for (unsigned waited = 0;; waited += 10) {
+		bool done;
+
+		if (!active)
+			done = !dir_exists_at(a->root_fd, SLICE_DIR);
+		else
+			done = path_exists_at(a->root_fd, SLICE_DIR "/cpuset.cpus.partition") && slice_cpus_are(a, cpus);
+		if (done)
+			return 0;
+		if (waited >= a->unit_wait_ms)
+			break;
+		sleep_ms(10);
+	}
+	if (!active)
+		return fail(a, -ETIMEDOUT, "/%s: still there %u ms after systemd was asked to stop %s", SLICE_DIR,
+			    a->unit_wait_ms, ISOLATION_SLICE);
+	if (!dir_exists_at(a->root_fd, SLICE_DIR))
+		return fail(a, -ETIMEDOUT, "/%s: systemd did not create the slice's cgroup within %u ms", SLICE_DIR,
+			    a->unit_wait_ms);
+	if (!path_exists_at(a->root_fd, SLICE_DIR "/cpuset.cpus.partition"))
+		return fail(a, -ETIMEDOUT,
+			    "/%s/cpuset.cpus.partition: absent %u ms after systemd realised the slice: the cpuset "
+			    "controller is not enabled for it", SLICE_DIR, a->unit_wait_ms);
+	return fail(a, -ETIMEDOUT, "/%s/cpuset.cpus: not \"%s\" %u ms after systemd was given AllowedCPUs=", SLICE_DIR,
+		    cpus ?: "(any CPU)", a->unit_wait_ms);
 }
 
 /* Did the kernel take @value? Returns 0, or -EIO with a->error set. */
@@ -358,11 +429,14 @@ static int read_back(Applier *a, WriteKind kind, const char *path, const char *v
 	_cleanup_free_ char *s = NULL;
 	int r;
 
+	if (kind == WRITE_UNIT)
+		return wait_slice(a, (value && streq(value, "active")), NULL);
 	if (kind == WRITE_MKDIR)
 		return value ? (dir_exists_at(a->root_fd, path) ? 0 : fail(a, -EIO, "/%s: not created", path))
 			     : (dir_exists_at(a->root_fd, path) ? fail(a, -EIO, "/%s: still exists", path) : 0);
 	if (kind == WRITE_SYSTEMD)
-		return 0;   /* systemd answered the method call */
+		/* An active slice gets the CPUs now; an inactive one when it starts. */
+		return dir_exists_at(a->root_fd, SLICE_DIR) && value && *value ? wait_slice(a, true, value) : 0;
 	r = a->io.read(a->io.userdata, a->root_fd, path, &s);
 	if (kind == WRITE_FILE && !value)
 		return r == -ENOENT ? 0 : fail(a, -EIO, "/%s: still exists", path);
@@ -400,6 +474,21 @@ static int read_back(Applier *a, WriteKind kind, const char *path, const char *v
 	return fail(a, -EIO, "/%s: read back \"%s\" after writing \"%s\"", path, strip(s), value);
 }
 
+/* How many cgroups (units) run below the slice: cgroup.stat's nr_descendants. */
+static unsigned slice_units(Applier *a)
+{
+	_cleanup_free_ char *s = NULL;
+	const char *p;
+	unsigned n = 0;
+
+	if (a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cgroup.stat", &s) < 0)
+		return 0;
+	p = strstr(s, "nr_descendants ");
+	if (p && sscanf(p, "nr_descendants %u", &n) != 1)
+		n = 0;
+	return n;
+}
+
 /*
  * Write @value (NULL: remove what we created) and read it back. *ret_wrote
  * says whether the kernel accepted the write itself, i.e. whether there is
@@ -424,6 +513,21 @@ static int do_write_full(Applier *a, WriteKind kind, const char *path, const cha
 		break;
 	case WRITE_SYSTEMD:
 		r = a->hooks.set_allowed_cpus(a->hooks.userdata, ISOLATION_SLICE, value ?: "");
+		break;
+	case WRITE_UNIT:
+		if (!(value && streq(value, "active"))) {
+			unsigned busy = slice_units(a);
+
+			if (busy > 0) {
+				/* Stopping the slice would stop them: it stays, without our settings. */
+				log_info("%s stays active: %u unit%s run%s in it", ISOLATION_SLICE, busy,
+					 busy == 1 ? "" : "s", busy == 1 ? "s" : "");
+				if (ret_wrote)
+					*ret_wrote = true;
+				return 0;
+			}
+		}
+		r = a->hooks.set_unit_active(a->hooks.userdata, ISOLATION_SLICE, (value && streq(value, "active")));
 		break;
 	default:
 		r = a->io.write(a->io.userdata, a->root_fd, path, value ?: "");
@@ -519,11 +623,19 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 			r = cpuset_format_list(&plan->isolated, &cpus);
 			if (r < 0 || !*cpus)
 				break;   /* nothing to isolate: restoring is the job of the caller */
-			/* systemd enables the cpuset controller on the way down itself. */
-			if (a->hooks.set_allowed_cpus)
+			/*
+			 * systemd realises the slice's cgroup only while the slice is
+			 * active, and enables the cpuset controller on the way down
+			 * for a unit with AllowedCPUs=: set the property, start the
+			 * slice, then make its cgroup a partition.
+			 */
+			if (a->hooks.set_allowed_cpus) {
 				r = push(l, st->setting, WRITE_SYSTEMD, "systemd:" ISOLATION_SLICE "/AllowedCPUs", cpus,
 					 st->why);
-			else {
+				if (r >= 0 && a->hooks.set_unit_active)
+					r = push(l, st->setting, WRITE_UNIT, "systemd:" ISOLATION_SLICE "/ActiveState",
+						 "active", st->why);
+			} else {
 				r = push(l, st->setting, WRITE_SUBTREE, "sys/fs/cgroup/cgroup.subtree_control", "+cpuset",
 					 st->why);
 				if (r >= 0)

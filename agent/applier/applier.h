@@ -20,6 +20,7 @@ typedef enum WriteKind {
 	WRITE_MKDIR,        /* a cgroup directory we created */
 	WRITE_FILE,         /* a file we created (bootloader drop-in) */
 	WRITE_SYSTEMD,      /* AllowedCPUs= of the slice through systemd */
+	WRITE_UNIT,         /* the slice unit started ("active") or stopped ("inactive") through systemd */
 	_WRITE_KIND_MAX,
 	_WRITE_KIND_INVALID = -EINVAL,
 } WriteKind;
@@ -55,6 +56,13 @@ typedef struct ApplierHooks {
 	 * cpuset.cpus itself (no systemd, tests).
 	 */
 	int (*set_allowed_cpus)(void *userdata, const char *unit, const char *cpulist);
+	/*
+	 * Start (@active) or stop the slice unit through systemd. systemd makes
+	 * a slice's cgroup only while the slice is active; the applier then
+	 * waits for the cgroup to appear (or go) itself. Set together with
+	 * set_allowed_cpus.
+	 */
+	int (*set_unit_active)(void *userdata, const char *unit, bool active);
 	/* One call per change made or undone, for the journal. */
 	void (*changed)(void *userdata, const ChangeRecord *c, bool revert);
 	void *userdata;
@@ -65,6 +73,7 @@ typedef struct Applier {
 	ApplierIo io;
 	ApplierHooks hooks;
 	bool manage_bootloader;
+	unsigned unit_wait_ms;  /* how long systemd may take to realise or remove the slice's cgroup */
 	ChangeRecord *changes;
 	size_t n_changes;
 	char *error;           /* last failure, "PATH: message" */

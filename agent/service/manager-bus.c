@@ -180,6 +180,30 @@ int manager_set_allowed_cpus(void *userdata, const char *unit, const char *cpuli
 	return 0;
 }
 
+/*
+ * Start or stop a unit: the job runs in systemd's event loop after the
+ * call returns; the applier waits for its effect on the cgroup tree.
+ */
+int manager_set_unit_active(void *userdata, const char *unit, bool active)
+{
+	Manager *m = userdata;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	int r;
+
+	if (!m->bus)
+		return -ENOTCONN;
+	r = sd_bus_call_method(m->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+			       "org.freedesktop.systemd1.Manager", active ? "StartUnit" : "StopUnit", &error, &reply,
+			       "ss", unit, "replace");
+	if (r < 0) {
+		log_error("systemd refused to %s %s: %s", active ? "start" : "stop", unit, error.message ?: strerror(-r));
+		return r;
+	}
+	log_info("systemd: %s %s", active ? "started" : "stopped", unit);
+	return 0;
+}
+
 /* --- properties ------------------------------------------------------------------ */
 
 #define GETTER(name)                                                                                    \

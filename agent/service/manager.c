@@ -167,6 +167,7 @@ int manager_discover(Manager *m)
 	bool live = streq(m->root, "/");
 	ApplierHooks hooks = {
 		.set_allowed_cpus = m->use_systemd ? manager_set_allowed_cpus : NULL,
+		.set_unit_active = m->use_systemd ? manager_set_unit_active : NULL,
 		.changed = journal_change,
 		.userdata = m,
 	};

@@ -4,12 +4,27 @@
 
 Usage: fake-systemd.py BUS_ADDRESS SYSROOT CALLS_LOG
 
-Implements org.freedesktop.systemd1.Manager.SetUnitProperties(s, b, a(sv))
-for AllowedCPUs= only: records each call as
-"UNIT runtime=B AllowedCPUs=CPULIST" and does what systemd would do to the
-cgroup below SYSROOT (creates the slice's cgroup, writes cpuset.cpus).
+It models what systemd 252 does to the cgroup tree below SYSROOT for a
+slice, so that the fast tier fails where a real systemd does:
+
+- SetUnitProperties(s, b, a(sv)), AllowedCPUs= only: the property is kept;
+  an inactive slice has no cgroup, so nothing appears in the tree (systemd
+  realises a unit's cgroup only while it is active).
+- StartUnit(s, s) of a slice: the slice's cgroup is made; when it has
+  AllowedCPUs=, "cpuset" is enabled in the root's cgroup.subtree_control
+  first (the kernel then gives the child its cpuset.* files) and its
+  cpuset.cpus is written.
+- StopUnit(s, s): the cgroup is removed (unless units still run in it),
+  and cpuset is disabled in the root again when no active unit wants it.
+
+Like systemd, it answers the call first and changes the tree from its event
+loop a little later (a job, the cgroup realisation queue): callers must wait
+for the effect. Each call is recorded in CALLS_LOG as
+"UNIT runtime=B AllowedCPUs=CPULIST", "StartUnit UNIT MODE" or
+"StopUnit UNIT MODE".
 """
 import os
+import shutil
 import sys
 
 import dbus
@@ -18,6 +33,11 @@ import dbus.service
 from gi.repository import GLib
 
 ADDR, ROOT, LOG = sys.argv[1:4]
+CG = os.path.join(ROOT, "sys/fs/cgroup")
+DELAY_MS = 60      # how long after the reply the tree changes
+
+units = {}         # name -> {"active": bool, "cpus": str}
+jobs = [0]
 
 
 def mask_to_list(mask):
@@ -32,6 +52,59 @@ def mask_to_list(mask):
     return ",".join(out)
 
 
+def record(line):
+    with open(LOG, "a") as f:
+        f.write(line + "\n")
+
+
+def later(fn, *args):
+    def run():
+        fn(*args)
+        return False
+    GLib.timeout_add(DELAY_MS, run)
+
+
+def root_controllers():
+    with open(os.path.join(CG, "cgroup.subtree_control")) as f:
+        return f.read().split()
+
+
+def set_root_controllers(ctrls):
+    with open(os.path.join(CG, "cgroup.subtree_control"), "w") as f:
+        f.write(" ".join(ctrls) + "\n")
+
+
+def realise(name):
+    u = units[name]
+    if not u["active"]:
+        return
+    d = os.path.join(CG, name)
+    os.makedirs(d, exist_ok=True)
+    for fname, text in (("cgroup.procs", ""), ("cgroup.stat", "nr_descendants 0\nnr_dying_descendants 0\n")):
+        if not os.path.exists(os.path.join(d, fname)):
+            with open(os.path.join(d, fname), "w") as f:
+                f.write(text)
+    if u["cpus"]:
+        ctrls = root_controllers()
+        if "cpuset" not in ctrls:
+            set_root_controllers(["cpuset"] + ctrls)
+    if "cpuset" in root_controllers():
+        part = os.path.join(d, "cpuset.cpus.partition")
+        if not os.path.exists(part):
+            with open(part, "w") as f:
+                f.write("member\n")
+        with open(os.path.join(d, "cpuset.cpus"), "w") as f:
+            f.write(u["cpus"] + "\n")
+
+
+def prune(name):
+    d = os.path.join(CG, name)
+    if os.path.isdir(d) and not [e for e in os.scandir(d) if e.is_dir()]:
+        shutil.rmtree(d)
+    if not any(u["active"] and u["cpus"] for u in units.values()):
+        set_root_controllers([c for c in root_controllers() if c != "cpuset"])
+
+
 class Manager(dbus.service.Object):
     @dbus.service.method("org.freedesktop.systemd1.Manager", in_signature="sba(sv)", out_signature="")
     def SetUnitProperties(self, unit, runtime, props):
@@ -40,16 +113,30 @@ class Manager(dbus.service.Object):
                 raise dbus.exceptions.DBusException(f"property {name} not supported by the fake",
                                                     name="org.freedesktop.DBus.Error.InvalidArgs")
             cpus = mask_to_list(bytes(value))
-            with open(LOG, "a") as f:
-                f.write(f"{unit} runtime={int(runtime)} AllowedCPUs={cpus}\n")
-            d = os.path.join(ROOT, "sys/fs/cgroup", unit)
-            os.makedirs(d, exist_ok=True)
-            with open(os.path.join(d, "cpuset.cpus"), "w") as f:
-                f.write(cpus + "\n")
-            part = os.path.join(d, "cpuset.cpus.partition")
-            if not os.path.exists(part):
-                with open(part, "w") as f:
-                    f.write("member\n")
+            record(f"{unit} runtime={int(runtime)} AllowedCPUs={cpus}")
+            units.setdefault(str(unit), {"active": False, "cpus": ""})["cpus"] = cpus
+            later(realise, str(unit))
+
+    def _job(self):
+        jobs[0] += 1
+        return dbus.ObjectPath(f"/org/freedesktop/systemd1/job/{jobs[0]}")
+
+    @dbus.service.method("org.freedesktop.systemd1.Manager", in_signature="ss", out_signature="o")
+    def StartUnit(self, unit, mode):
+        record(f"StartUnit {unit} {mode}")
+        if not str(unit).endswith(".slice"):
+            raise dbus.exceptions.DBusException(f"Unit {unit} not found.",
+                                                name="org.freedesktop.systemd1.NoSuchUnit")
+        units.setdefault(str(unit), {"active": False, "cpus": ""})["active"] = True
+        later(realise, str(unit))
+        return self._job()
+
+    @dbus.service.method("org.freedesktop.systemd1.Manager", in_signature="ss", out_signature="o")
+    def StopUnit(self, unit, mode):
+        record(f"StopUnit {unit} {mode}")
+        units.setdefault(str(unit), {"active": False, "cpus": ""})["active"] = False
+        later(prune, str(unit))
+        return self._job()
 
 
 dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)

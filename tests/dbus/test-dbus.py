@@ -142,7 +142,7 @@ def norm(k, v):
 
 def snap_diff(a, b):
     keys = sorted(set(a) | set(b))
-    return [k for k in keys if norm(k, a.get(k, "<absent>")) != norm(k, b.get(k, "<absent>"))]
+    return [k for k in keys if norm(k, a.get(k, b"<absent>")) != norm(k, b.get(k, b"<absent>"))]
 
 
 def rd(root, rel):
@@ -753,6 +753,9 @@ try:
 
     # ======================= fake systemd1: AllowedCPUs= through the manager ==========
     sd_tree = make_tree("systemd", "hygon-7447v-2s-nps3")
+    # What Debian 12's systemd leaves in the root: no cpuset until a unit wants it.
+    ROOT_CTRL = "sys/fs/cgroup/cgroup.subtree_control"
+    wr(sd_tree, ROOT_CTRL, "cpu io memory pids\n")
     calls_log = os.path.join(base, "systemd-calls.log")
     spawn([sys.executable, os.path.join(SRC, "tests/dbus/fake-systemd.py"), ADDR, sd_tree, calls_log],
           os.path.join(base, "fake-systemd.log"))
@@ -766,15 +769,60 @@ try:
     e = call_error(mgr().SetProfile, "hpc", False)
     calls = log_text(calls_log) if os.path.exists(calls_log) else ""
     iso = str(prop("IsolatedCpus"))
-    check("systemd path: SetUnitProperties(topotune-isolated.slice, runtime, AllowedCPUs=mask)",
-          e[0] is None and f"topotune-isolated.slice runtime=1 AllowedCPUs={iso}" in calls
-          and rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "isolated",
-          f"{e} {calls} {iso}")
+    check("systemd path: SetUnitProperties(topotune-isolated.slice, runtime, AllowedCPUs=mask), then StartUnit",
+          e[0] is None and f"topotune-isolated.slice runtime=1 AllowedCPUs={iso}\nStartUnit topotune-isolated.slice replace\n"
+          in calls, f"{e} {calls} {iso}")
+    check("systemd path: the started slice's cgroup is an isolated partition, cpuset enabled in the root by systemd",
+          rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "isolated"
+          and rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == iso
+          and "cpuset" in rd(sd_tree, ROOT_CTRL).split() and str(prop("State")) == "applied",
+          f"{e} {rd(sd_tree, ROOT_CTRL)} {[str(r) for r in prop('StateReasons')]}")
+    e = call_error(mgr().Revert, False)
+    calls = log_text(calls_log)
+    check("systemd path: Revert restores the partition, stops the slice it started, resets AllowedCPUs",
+          e[0] is None and calls.endswith("StopUnit topotune-isolated.slice replace\n"
+                                          "topotune-isolated.slice runtime=1 AllowedCPUs=\n")
+          and not os.path.exists(os.path.join(sd_tree, "sys/fs/cgroup/topotune-isolated.slice")), f"{e} {calls}")
+    e = call_error(mgr().SetProfile, "hpc", False)
+    # A workload the operator started in the slice (systemd-run --slice=...): a child cgroup.
+    wl = "sys/fs/cgroup/topotune-isolated.slice/run-u7.service"
+    os.makedirs(os.path.join(sd_tree, wl))
+    wr(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cgroup.stat", "nr_descendants 1\nnr_dying_descendants 0\n")
     stop_daemon(d)
     calls = log_text(calls_log)
-    check("systemd path: stop resets AllowedCPUs and restores the partition",
-          "AllowedCPUs=\n" in calls and rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "member"
-          and rd(sd_tree, SMT) == sorig[SMT].decode().strip(), calls)
+    check("systemd path: stop with a unit running in the slice restores the partition and AllowedCPUs, "
+          "leaves the slice (and the unit) running",
+          e[0] is None and calls.endswith("topotune-isolated.slice runtime=1 AllowedCPUs=\n")
+          and "StopUnit" not in calls.split("StartUnit")[-1]
+          and rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "member"
+          and os.path.isdir(os.path.join(sd_tree, wl)) and rd(sd_tree, SMT) == sorig[SMT].decode().strip(),
+          f"{e} {calls}")
+    # The workload ends; the operator stops the slice (systemctl stop topotune-isolated.slice).
+    os.rmdir(os.path.join(sd_tree, wl))
+    wr(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cgroup.stat", "nr_descendants 0\nnr_dying_descendants 0\n")
+    bus.call_blocking("org.freedesktop.systemd1", "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
+                      "StopUnit", "ss", ["topotune-isolated.slice", "replace"])
+    for _ in range(40):
+        if not snap_diff(sorig, snapshot(sd_tree)):
+            break
+        time.sleep(0.05)
+    d, ok = start_daemon(sd_tree, slog, systemd=True)
+    e = call_error(mgr().SetProfile, "hpc", False)
+    d.kill()
+    d.wait()
+    wait_gone()
+    # Crash recovery undoes each step through systemd too.
+    d, ok = start_daemon(sd_tree, slog, systemd=True)
+    stop_daemon(d)
+    # systemd disables cpuset in the root after the slice's cgroup is gone: let it.
+    for _ in range(40):
+        diff = snap_diff(sorig, snapshot(sd_tree))
+        if not diff:
+            break
+        time.sleep(0.05)
+    calls = log_text(calls_log)
+    check("systemd path: after kill -9, the next start and stop undo every step (tree as before)",
+          e[0] is None and not diff and calls.count("StopUnit") >= 2, f"{e} {diff} {calls[-400:]}")
 
     # ======================= verify timer: Drift, re-apply once, back off ============
     tt = make_tree("timer", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\n")

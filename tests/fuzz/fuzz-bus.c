@@ -586,6 +586,7 @@ typedef struct Peer {
 	char *last;             /* the tree after the last checked call, while nothing changed it */
 	sd_bus *bus;
 	bool systemd_fail;
+	char *allowed_cpus;     /* the slice's AllowedCPUs= as systemd keeps it */
 	bool world_changed;     /* another writer touched the tree */
 	bool record_tampered;   /* ... the daemon's record, since the daemon last wrote it */
 	bool foreign_isolation; /* ... the root's cpuset.cpus.isolated: another tool's partition */
@@ -666,12 +667,34 @@ static int systemd_set_unit_properties(Peer *p, sd_bus_message *m)
 	if (peer_get(&p->systemd_fail))
 		return sd_bus_reply_method_errorf(m, "org.freedesktop.systemd1.UnitMasked", "Unit %s is masked.", unit);
 	list = mask_to_list(mask, n);
-	/* What systemd does to the cgroup (tests/dbus/fake-systemd.py does the same). */
-	fuzz_assert(mkdirat(p->root, SLICE, 0755) >= 0 || errno == EEXIST);
-	put(p->root, SLICE "/cpuset.cpus", "%s\n", list);
-	if (!path_exists_at(p->root, SLICE "/cpuset.cpus.partition"))
-		put(p->root, SLICE "/cpuset.cpus.partition", "member\n");
+	/*
+	 * What systemd does (tests/dbus/fake-systemd.py does the same, later):
+	 * keeps the property; only an active slice has a cgroup to write it to.
+	 */
+	free(p->allowed_cpus);
+	p->allowed_cpus = TAKE_PTR(list);
+	if (dir_exists_at(p->root, SLICE))
+		put(p->root, SLICE "/cpuset.cpus", "%s\n", p->allowed_cpus);
 	return sd_bus_reply_method_return(m, NULL);
+}
+
+/* StartUnit/StopUnit of the slice: its cgroup made with the cpuset files, or removed. */
+static int systemd_start_stop(Peer *p, sd_bus_message *m, bool start)
+{
+	const char *unit, *mode;
+
+	fuzz_assert(sd_bus_message_read(m, "ss", &unit, &mode) >= 0);
+	fuzz_assert(streq(unit, "topotune-isolated.slice"));
+	if (peer_get(&p->systemd_fail))
+		return sd_bus_reply_method_errorf(m, "org.freedesktop.systemd1.UnitMasked", "Unit %s is masked.", unit);
+	if (start) {
+		fuzz_assert(mkdirat(p->root, SLICE, 0755) >= 0 || errno == EEXIST);
+		put(p->root, SLICE "/cpuset.cpus", "%s\n", strempty(p->allowed_cpus));
+		if (!path_exists_at(p->root, SLICE "/cpuset.cpus.partition"))
+			put(p->root, SLICE "/cpuset.cpus.partition", "member\n");
+	} else if (dir_exists_at(p->root, SLICE))
+		remove_at(p->root, SLICE);
+	return sd_bus_reply_method_return(m, "o", "/org/freedesktop/systemd1/job/1");
 }
 
 /* Method calls from the daemon: systemd's, and polkit's should a non-root run ask. */
@@ -683,6 +706,9 @@ static int on_daemon_call(sd_bus_message *m, void *userdata, sd_bus_error *error
 		return 0;
 	if (sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "SetUnitProperties"))
 		return systemd_set_unit_properties(p, m);
+	if (sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "StartUnit") ||
+	    sd_bus_message_is_method_call(m, "org.freedesktop.systemd1.Manager", "StopUnit"))
+		return systemd_start_stop(p, m, streq(sd_bus_message_get_member(m), "StartUnit"));
 	if (sd_bus_message_is_method_call(m, "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization"))
 		return sd_bus_reply_method_return(m, "bba{ss}", 1, 0, 0);
 	return sd_bus_reply_method_errorf(m, SD_BUS_ERROR_UNKNOWN_METHOD, "The peer has no %s.",
@@ -1346,6 +1372,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m = manager_free(m);   /* closes the connection: the peer returns */
 	fuzz_assert(pthread_join(thread, NULL) == 0);
 	free(peer.isolated_said);
+	free(peer.allowed_cpus);
 	safe_close(stop[0]);
 	safe_close(stop[1]);
 	return 0;
