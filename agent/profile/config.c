@@ -49,11 +49,11 @@ static int config_key(IniFile *ini, const char *section, const char *key, const 
 			c->rollback = m;
 			return 0;
 		}
-		if (streq(key, "manage_bootloader")) {
+		if (streq(key, "manage_bootloader") || streq(key, "partial_apply")) {
 			if (!streq(value, "yes") && !streq(value, "no"))
 				return ini_error(ini, -EINVAL,
 						 "invalid value '%s' for %s: expected yes or no", value, key);
-			c->manage_bootloader = streq(value, "yes");
+			*(streq(key, "partial_apply") ? &c->partial_apply : &c->manage_bootloader) = streq(value, "yes");
 			return 0;
 		}
 		if (streq(key, "verify_interval")) {
@@ -118,6 +118,7 @@ int config_load(int root_fd, Config **ret, char **ret_error)
 		return -ENOMEM;
 	c->rollback = ROLLBACK_ON_EXIT;
 	c->manage_bootloader = false;
+	c->partial_apply = true;
 	c->verify_interval_sec = 60;
 	profile_settings_init(&c->overrides);
 

@@ -136,6 +136,7 @@ typedef struct Config {
 	Origin profile_origin;
 	RollbackMode rollback;       /* [daemon] rollback = on-exit|not-on-exit */
 	bool manage_bootloader;      /* [daemon] manage_bootloader = yes|no */
+	bool partial_apply;          /* [daemon] partial_apply = yes|no: apply what the kernel supports */
 	unsigned verify_interval_sec;    /* [daemon] verify_interval = 60 (0: off) */
 	ProfileSettings overrides;   /* [scheduler] and [isolation] */
 	char **files;                /* files read, in order */

@@ -595,33 +595,29 @@ static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_erro
 
 /* Apply the plan of @name and reply; the shared tail of SetProfile, Apply, Reload. */
 static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, const char *source,
-			    bool refuse_unsupported, sd_bus_error *error)
+			    sd_bus_error *error)
 {
 	_cleanup_(profile_freep) Profile *p = NULL;
 	_cleanup_(plan_freep) Plan *plan = NULL;
-	_cleanup_free_ char *err = NULL, *unsupported = NULL;
+	_cleanup_free_ char *err = NULL;
 	ProfileSettings settings;
 	int r;
 
 	if (m->applying)
 		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 
-	/* Validate: the profile loads and asks for nothing this machine cannot do. */
+	/* Validate: the profile loads. */
 	r = manager_compute(m, name, &p, &settings, &plan, &err);
 	if (r < 0)
 		return reply_error(error, r, name ? name : "selected profile", err);
 	profile_settings_done(&settings);
-	if (refuse_unsupported) {
-		unsupported = manager_unsupported(m, plan);
-		if (unsupported)
-			return bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "Profile %s: %s; nothing changed.",
-						 p->name, unsupported);
-	}
 
 	m->applying = true;
 	r = manager_switch(m, name, source, &err);
 	m->applying = false;
 	manager_emit_changed(m);
+	if (r == -EOPNOTSUPP)
+		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "%s", strna(err));
 	if (r < 0)
 		return reply_error(error, r == -ENOENT || r == -EINVAL || r == -EBADMSG ? -EIO : r,
 				   "Apply failed and was rolled back", err);
@@ -651,7 +647,7 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	source = strprintf("SetProfile(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
 	if (!source)
 		return -ENOMEM;
-	r = switch_and_reply(m, msg, name, source, true, error);
+	r = switch_and_reply(m, msg, name, source, error);
 	if (r < 0)
 		return r;
 	override = strdup(name);
@@ -677,7 +673,7 @@ static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error
 	source = strprintf("Apply by %s", strna(sd_bus_message_get_sender(msg)));
 	if (!source)
 		return -ENOMEM;
-	return switch_and_reply(m, msg, NULL, source, false, error);
+	return switch_and_reply(m, msg, NULL, source, error);
 }
 
 static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -718,7 +714,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 		return bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "Configuration not reloaded: %s",
 					 err ?: strerror(-r));
 	(void)manager_workload_setup(m);
-	return switch_and_reply(m, msg, NULL, "Reload", false, error);
+	return switch_and_reply(m, msg, NULL, "Reload", error);
 }
 
 static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)

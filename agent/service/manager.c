@@ -479,6 +479,19 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 	r = manager_compute(m, name, &p, &settings, &plan, ret_error);
 	if (r < 0)
 		return r;
+	if (!m->config->partial_apply) {
+		_cleanup_free_ char *unsupported = manager_unsupported(m, plan);
+
+		if (unsupported) {
+			/* All or nothing, as asked: the plan in force stays. */
+			profile_settings_done(&settings);
+			log_error("Profile %s not applied (partial_apply = no): %s", p->name, unsupported);
+			if (ret_error)
+				*ret_error = strprintf("Profile %s: %s; nothing changed (partial_apply = no)", p->name,
+						       unsupported);
+			return -EOPNOTSUPP;
+		}
+	}
 
 	m->change_source = source;
 	m->applying_plan = plan;

@@ -214,6 +214,12 @@ static int run(int argc, char *argv[])
 		/* manager_update_state() leaves the initial "off" alone; a failed first apply is "failed". */
 		m->state = MANAGER_FAILED;
 		log_error("Starting without tuning: %s", m->apply_error);
+	} else if (r == -EOPNOTSUPP) {
+		m->plan_error = strdup(strna(err));
+		if (!m->plan_error)
+			return log_oom();
+		m->state = MANAGER_FAILED;
+		log_error("Starting without tuning: %s", m->plan_error);
 	} else if (r < 0) {
 		m->plan_error = strprintf("the selected profile does not load: %s", err ?: strerror(-r));
 		if (!m->plan_error)

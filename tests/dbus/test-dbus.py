@@ -706,13 +706,43 @@ try:
           ok and str(prop("State")) in ("applied", "degraded") and not caps["smt_buddy_sysctl"]
           and not caps["relax_sysctl"], log_text(vlog)[-800:])
     e = call_error(mgr().SetProfile, "throughput", False)
-    check("SetProfile(throughput) on a stock kernel -> Unsupported naming SMT_BUDDY_ASSIST",
-          e[0] == "org.topotune1.Error.Unsupported" and "smt_buddy_assist" in e[1], str(e))
+    reasons = [str(s) for s in prop("StateReasons")]
+    check("SetProfile(throughput) on a stock kernel: applied without SMT_BUDDY_ASSIST, State degraded, "
+          "the reason names the setting and what the kernel lacks",
+          e[0] is None and str(prop("ActiveProfile")) == "throughput" and str(prop("State")) == "degraded"
+          and any(r.startswith("smt_buddy_assist: unsupported: ") and "SMT_BUDDY_ASSIST" in r for r in reasons),
+          f"{e} {reasons}")
+    sync = {str(x[0]): bool(x[3]) for x in prop("Settings")}
+    check("... Settings: smt_buddy_assist not in sync, the others in sync", sync.get("smt_buddy_assist") is False
+          and sync.get("relax_domain_level") is True and sync.get("isolated_cpus") is True, str(sync))
     e = call_error(mgr().SetProfile, "latency", False)
     check("SetProfile(latency) on a stock kernel -> pending-reboot with relax_domain_level=3",
           e[0] is None and str(prop("State")) == "pending-reboot" and bool(prop("RebootRequired"))
           and "relax_domain_level=3" in str(prop("PendingKernelCmdline")), str(e))
     stop_daemon(d)
+    # All or nothing, when asked: partial_apply = no.
+    with open(os.path.join(vm, "etc/topotune/topotune.conf.d/60-strict.conf"), "w") as f:
+        f.write("[daemon]\npartial_apply = no\n")
+    d, ok = start_daemon(vm, vlog)
+    before = snapshot(vm)
+    e = call_error(mgr().SetProfile, "throughput", False)
+    check("partial_apply = no: SetProfile(throughput) on a stock kernel -> Unsupported naming the setting, "
+          "nothing changed, the profile in force stays",
+          e[0] == "org.topotune1.Error.Unsupported" and "smt_buddy_assist = on" in e[1]
+          and "partial_apply = no" in e[1] and str(prop("ActiveProfile")) == "balanced"
+          and not snap_diff(before, snapshot(vm)), str(e))
+    stop_daemon(d)
+    with open(os.path.join(vm, "etc/topotune/topotune.conf.d/60-strict.conf"), "w") as f:
+        f.write("[daemon]\npartial_apply = no\nprofile = throughput\n")
+    before = snapshot(vm)
+    d, ok = start_daemon(vm, vlog)
+    reasons = [str(s) for s in prop("StateReasons")] if ok else []
+    check("partial_apply = no and profile = throughput at start: State failed, the reason says why, nothing changed",
+          ok and str(prop("State")) == "failed" and any("partial_apply = no" in r and "smt_buddy_assist" in r
+                                                       for r in reasons)
+          and not snap_diff(before, snapshot(vm)), str(reasons))
+    stop_daemon(d)
+    os.unlink(os.path.join(vm, "etc/topotune/topotune.conf.d/60-strict.conf"))
 
     # ======================= configuration errors at start ==============================
     with open(os.path.join(vm, "etc/topotune/topotune.conf.d/70-bad.conf"), "w") as f:
@@ -748,7 +778,10 @@ try:
           ok and str(prop("State")) == "degraded" and any("smt_buddy_assist: unsupported" in r for r in reasons)
           and not snap_diff(lorig, snapshot(lk)), str(reasons))
     e = call_error(mgr().SetProfile, "throughput", False)
-    check("lockdown: SetProfile(throughput) -> Unsupported", e[0] == "org.topotune1.Error.Unsupported", str(e))
+    reasons = [str(s) for s in prop("StateReasons")]
+    check("lockdown: SetProfile(throughput) applies the rest, State degraded, debugfs named as the reason",
+          e[0] is None and str(prop("State")) == "degraded"
+          and any(r.startswith("smt_buddy_assist: unsupported") for r in reasons), f"{e} {reasons}")
     stop_daemon(d)
 
     # ======================= fake systemd1: AllowedCPUs= through the manager ==========
