@@ -14,6 +14,7 @@
 #include "json.h"
 #include "log.h"
 #include "online.h"
+#include "planner.h"
 #include "strutil.h"
 
 #define DEST "org.topotune1"
@@ -379,12 +380,34 @@ static int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
 	return simple_call(ctx, "SetProfile", "SetProfile", "sb", argv[1], isatty(STDIN_FILENO) > 0);
 }
 
+/*
+ * A StateReasons entry about a setting the daemon could not apply
+ * ("SETTING: unsupported|refused|pending-reboot: why"): its setting, or NULL.
+ */
+static const char *not_applied_setting(const char *reason, char **ret_setting)
+{
+	const char *colon = strchr(reason, ':');
+	_cleanup_free_ char *name = NULL;
+
+	if (!colon)
+		return NULL;
+	name = strndup(reason, (size_t)(colon - reason));
+	if (!name || setting_id_from_string(name) < 0)
+		return NULL;
+	if (!startswith(colon, ": unsupported:") && !startswith(colon, ": refused:") &&
+	    !startswith(colon, ": pending-reboot:"))
+		return NULL;
+	*ret_setting = TAKE_PTR(name);
+	return colon + 2;
+}
+
 static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = { { "json", no_argument, NULL, 'j' }, {} };
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_strv_free_ char **reasons = NULL;
 	bool json = ctx->json;
 	JsonWriter w;
 	int ok = 0, c, r;
@@ -428,14 +451,40 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 		} else
 			printf("drift: %s is %s, wanted %s\n", s, got, want);
 	}
+	if (r < 0)
+		return call_failed("Verify", &error, r);
+	/*
+	 * What the profile asks for and the daemon left out (the kernel lacks
+	 * it, or it waits for a reboot) is not drift: shown, exit status kept.
+	 */
+	(void)sd_bus_get_property_strv(bus, DEST, PATH, IFACE, "StateReasons", NULL, &reasons);
+	if (json) {
+		json_end_array(&w);
+		json_key(&w, "not_applied");
+		json_begin_array(&w);
+	} else if (ok)
+		printf("in sync\n");
+	STRV_FOREACH(reason, reasons) {
+		_cleanup_free_ char *setting = NULL;
+		const char *why = not_applied_setting(*reason, &setting);
+
+		if (!why)
+			continue;
+		if (json) {
+			json_begin_object(&w);
+			json_key(&w, "setting");
+			json_string(&w, setting);
+			json_key(&w, "reason");
+			json_string(&w, why);
+			json_end_object(&w);
+		} else
+			printf("not applied: %s: %s\n", setting, why);
+	}
 	if (json) {
 		json_end_array(&w);
 		json_end_object(&w);
 		json_finish(&w);
-	} else if (ok)
-		printf("in sync\n");
-	if (r < 0)
-		return call_failed("Verify", &error, r);
+	}
 	return ok ? 0 : 1;
 }
 

@@ -715,6 +715,13 @@ try:
     sync = {str(x[0]): bool(x[3]) for x in prop("Settings")}
     check("... Settings: smt_buddy_assist not in sync, the others in sync", sync.get("smt_buddy_assist") is False
           and sync.get("relax_domain_level") is True and sync.get("isolated_cpus") is True, str(sync))
+    rc, out = ctl("verify")
+    check("... topotunectl verify: exit 0 (no drift), and names what was not applied and why",
+          rc == 0 and "in sync\nnot applied: smt_buddy_assist: unsupported: " in out, f"rc={rc} {out}")
+    rc, out = ctl("verify", "--json")
+    check("... verify --json: not_applied lists the setting with its reason",
+          rc == 0 and re.search(r'"not_applied": \[\s*\{\s*"setting": "smt_buddy_assist",\s*"reason": "unsupported: ', out),
+          f"rc={rc} {out}")
     e = call_error(mgr().SetProfile, "latency", False)
     check("SetProfile(latency) on a stock kernel -> pending-reboot with relax_domain_level=3",
           e[0] is None and str(prop("State")) == "pending-reboot" and bool(prop("RebootRequired"))
