@@ -3,7 +3,37 @@
  * The applier: executes a Plan through the root fd, with a write-ahead
  * record, read-back, all-or-nothing rollback and byte-exact revert.
  * Depends on basic and the planner's types. It does no D-Bus itself: the
- * daemon passes a hook for systemd's AllowedCPUs=.
+ * daemon passes hooks for systemd's AllowedCPUs= and StartUnit/StopUnit.
+ *
+ * Isolation under systemd (what systemd 252, Debian 12's, does; from
+ * src/core/slice.c, cgroup.c and systemd.resource-control(5)):
+ * - A slice has a cgroup only while it is active: slice_start() realises
+ *   it (unit_realize_cgroup()), stopping prunes it. SetUnitProperties() on
+ *   an inactive slice only keeps the property (runtime: a drop-in in
+ *   /run/systemd/system.control/); nothing appears in /sys/fs/cgroup.
+ * - A unit with AllowedCPUs= needs the cpuset controller: when systemd
+ *   realises it, it enables cpuset in every parent's cgroup.subtree_control
+ *   on the way down (the root's included) and writes the unit's
+ *   cpuset.cpus; when no active unit needs cpuset any more it disables it
+ *   again. We never write subtree_control ourselves under systemd: systemd
+ *   owns it and would undo it.
+ * - systemd acts after it answers: a job runs from its event loop, a
+ *   property change of an active unit goes through the realisation queue.
+ *   So each step is waited for in the tree (wait_slice()).
+ * - systemd knows nothing of cpuset.cpus.partition: we write it, and read
+ *   it back (the kernel says "isolated invalid (reason)" when it refuses).
+ *   systemd may write cpuset.cpus again (daemon-reload): the same value,
+ *   which the kernel accepts for a partition.
+ * - Units in a slice depend on it (Requires=, After=): stopping the slice
+ *   stops them. Revert therefore stops the slice only when it has no
+ *   cgroup below it (cgroup.stat nr_descendants 0); otherwise it stays
+ *   active without our AllowedCPUs= and partition.
+ * - There is no call to drop one runtime property: revert sets
+ *   AllowedCPUs= empty (the default), which stays in the runtime drop-in
+ *   until the next boot.
+ * So the steps are AllowedCPUs= (WRITE_SYSTEMD), StartUnit (WRITE_UNIT),
+ * cpuset.cpus.partition (WRITE_PARTITION); revert and crash recovery undo
+ * them in reverse through the same calls.
  */
 #include <fcntl.h>
 #include <sys/stat.h>
