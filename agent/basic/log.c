@@ -2,10 +2,32 @@
 /* Leveled logging to stderr; "%m" expands to the error passed in. */
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "log.h"
 
 static int log_max_level = LOG_INFO;
+static bool log_level_prefix;
+
+/*
+ * systemd connects a service's stderr to journald and says so in
+ * $JOURNAL_STREAM ("DEVICE:INODE" of that stream). journald reads a "<N>"
+ * prefix as the line's priority (SyslogLevelPrefix=yes, the default), as
+ * sd-daemon(3) describes; without one every line would be filed at the
+ * unit's SyslogLevel= (info), and "journalctl -p warning" would find no
+ * warning. On a terminal or a pipe the prefix stays off.
+ */
+void log_open(void)
+{
+	const char *e = getenv("JOURNAL_STREAM");
+	unsigned long long dev, ino;
+	struct stat st;
+
+	log_level_prefix = e && sscanf(e, "%llu:%llu", &dev, &ino) == 2 && fstat(STDERR_FILENO, &st) >= 0 &&
+			   (unsigned long long)st.st_dev == dev && (unsigned long long)st.st_ino == ino;
+}
 
 void log_set_max_level(int level)
 {
@@ -29,6 +51,8 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 
 	errno = error;
 	va_start(ap, fmt);
+	if (log_level_prefix)
+		fprintf(stderr, "<%d>", level);
 	if (log_max_level >= LOG_DEBUG)
 		fprintf(stderr, "%s:%d: ", file, line);
 	vfprintf(stderr, fmt, ap);

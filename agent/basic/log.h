@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
 #include <syslog.h>
 
 #include "macro.h"
@@ -12,6 +13,8 @@
  * Library-like modules log at debug level only.
  */
 void log_set_max_level(int level);
+/* Once at start-up: prefix each line with its "<N>" priority when stderr is the journal. */
+void log_open(void);
 int log_get_max_level(void);
 int log_internal(int level, int error, const char *file, int line, const char *fmt, ...) _printf_(5, 6);
 

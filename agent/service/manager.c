@@ -536,8 +536,11 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 		m->backoff_reason[i] = mfree_str(m->backoff_reason[i]);
 	load_live_layout(m);
 	manager_update_state(m);
-	log_info("Profile %s applied (%d write%s, %s), state %s.", m->profile->name, r, r == 1 ? "" : "s",
-		 strna(source), manager_state_to_string(m->state));
+	/* Degraded is worth a warning in the journal (journalctl -p warning finds it). */
+	log_full_errno(m->state == MANAGER_DEGRADED ? LOG_WARNING :
+		       m->state == MANAGER_PENDING_REBOOT ? LOG_NOTICE : LOG_INFO, 0,
+		       "Profile %s applied (%d write%s, %s), state %s.", m->profile->name, r, r == 1 ? "" : "s",
+		       strna(source), manager_state_to_string(m->state));
 	notify_status(m);
 	return r;
 }

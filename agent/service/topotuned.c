@@ -251,7 +251,10 @@ static int run(int argc, char *argv[])
 
 int main(int argc, char *argv[])
 {
-	int r = run(argc, argv);
+	int r;
+
+	log_open();
+	r = run(argc, argv);
 
 	return r < 0 ? EXIT_FAILURE : EXIT_SUCCESS;
 }
