@@ -29,7 +29,8 @@ DEFINE_STRING_TABLE_LOOKUP(write_kind, WriteKind);
 
 static int io_read(void *u, int root_fd, const char *path, char **ret)
 {
-	return read_file_at(root_fd, path, 0, ret, NULL);
+	/* What the applier writes it reads by the same rule: never through a link. */
+	return read_file_beneath(root_fd, path, FILEIO_WRITE, 0, ret, NULL);
 }
 
 static int io_write(void *u, int root_fd, const char *path, const char *value)
@@ -39,7 +40,7 @@ static int io_write(void *u, int root_fd, const char *path, const char *value)
 
 static int io_mkdir(void *u, int root_fd, const char *path)
 {
-	return mkdirat(root_fd, path_relative(path), 0755) < 0 ? negative_errno() : 0;
+	return mkdir_beneath(root_fd, path, 0755);
 }
 
 static int io_create(void *u, int root_fd, const char *path, const char *value)
@@ -49,7 +50,7 @@ static int io_create(void *u, int root_fd, const char *path, const char *value)
 
 static int io_remove(void *u, int root_fd, const char *path, bool dir)
 {
-	return unlinkat(root_fd, path_relative(path), dir ? AT_REMOVEDIR : 0) < 0 ? negative_errno() : 0;
+	return unlink_beneath(root_fd, path, dir);
 }
 
 const ApplierIo applier_io_default = {
@@ -167,9 +168,32 @@ int state_unescape(const char *s, char **ret)
 	return 0;
 }
 
+/*
+ * The record's directory, made if missing, by the write rule: a run/ or
+ * run/topotune/ that is a symlink is refused, not followed.
+ */
+static int state_dir_open(Applier *a, bool create, int *ret_fd)
+{
+	int fd, r;
+
+	if (create) {
+		r = mkdir_beneath(a->root_fd, "run", 0755);
+		if (r < 0 && r != -EEXIST)
+			return fail(a, r, "/run: %s", strerror(-r));
+		r = mkdir_beneath(a->root_fd, STATE_DIR, 0755);
+		if (r < 0 && r != -EEXIST)
+			return fail(a, r, "/" STATE_DIR ": %s", strerror(-r));
+	}
+	fd = open_beneath(a->root_fd, STATE_DIR, O_PATH | O_DIRECTORY, 0, FILEIO_WRITE);
+	if (fd < 0)
+		return fail(a, fd, "/" STATE_DIR ": %s", strerror(-fd));
+	*ret_fd = fd;
+	return 0;
+}
+
 static int state_save(Applier *a)
 {
-	_cleanup_close_ int fd = -EBADF;
+	_cleanup_close_ int fd = -EBADF, dir_fd = -EBADF;
 	StrBuf b = {};
 	_cleanup_free_ char *text = NULL;
 	size_t len, held = 0;
@@ -179,13 +203,14 @@ static int state_save(Applier *a)
 	for (size_t i = 0; i < a->n_changes; i++)
 		held += !a->changes[i].restored;
 	if (held == 0) {
-		if (unlinkat(a->root_fd, STATE_FILE, 0) < 0 && errno != ENOENT)
-			return fail(a, negative_errno(), "/" STATE_FILE ": %s", strerror(errno));
+		r = unlink_beneath(a->root_fd, STATE_FILE, false);
+		if (r < 0 && r != -ENOENT)
+			return fail(a, r, "/" STATE_FILE ": %s", strerror(-r));
 		return 0;
 	}
-	(void)mkdirat(a->root_fd, "run", 0755);
-	if (mkdirat(a->root_fd, STATE_DIR, 0755) < 0 && errno != EEXIST)
-		return fail(a, negative_errno(), "/" STATE_DIR ": %s", strerror(errno));
+	r = state_dir_open(a, true, &dir_fd);
+	if (r < 0)
+		return r;
 
 	strbuf_append(&b, "# topotune write-ahead record v1: kind done setting path old new why\n");
 	for (size_t i = 0; i < a->n_changes; i++) {
@@ -210,7 +235,12 @@ static int state_save(Applier *a)
 	if (r < 0)
 		return r;
 
-	fd = openat(a->root_fd, STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/*
+	 * A fresh file: whatever has the name (a stale one, a planted symlink)
+	 * goes first, and O_EXCL|O_NOFOLLOW never opens anything but ours.
+	 */
+	(void)unlinkat(dir_fd, "state.tmp", 0);
+	fd = openat(dir_fd, "state.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return fail(a, negative_errno(), "/" STATE_FILE ".tmp: %s", strerror(errno));
 	len = strlen(text);
@@ -218,13 +248,13 @@ static int state_save(Applier *a)
 	if (written < 0 || (size_t)written != len || fsync(fd) < 0) {
 		/* A short write sets no errno. */
 		r = written >= 0 && (size_t)written != len ? -EIO : negative_errno();
-		(void)unlinkat(a->root_fd, STATE_FILE ".tmp", 0);
+		(void)unlinkat(dir_fd, "state.tmp", 0);
 		return fail(a, r, "/" STATE_FILE ".tmp: %s", strerror(-r));
 	}
-	if (renameat(a->root_fd, STATE_FILE ".tmp", a->root_fd, STATE_FILE) < 0) {
+	if (renameat(dir_fd, "state.tmp", dir_fd, "state") < 0) {
 		r = negative_errno();
 		/* The previous record stays as it was, and no half-made one beside it. */
-		(void)unlinkat(a->root_fd, STATE_FILE ".tmp", 0);
+		(void)unlinkat(dir_fd, "state.tmp", 0);
 		return fail(a, r, "/" STATE_FILE ": %s", strerror(-r));
 	}
 	return 0;
@@ -237,7 +267,7 @@ int applier_load_state(Applier *a)
 	unsigned lineno = 0;
 	int r;
 
-	r = read_file_at(a->root_fd, STATE_FILE, 0, &text, NULL);
+	r = read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, 0, &text, NULL);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
