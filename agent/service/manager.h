@@ -83,6 +83,7 @@ typedef struct Manager {
 	char *apply_error;           /* last failed apply, "PATH: message" */
 	char *plan_error;            /* the profile selected at start does not load */
 	char *recovered;             /* what was restored from a crash record */
+	char **recovery_problems;    /* what of it was not: StateReasons, State degraded */
 	unsigned reapplied;          /* bit per SettingId: re-applied after the last drift */
 	unsigned backed_off;         /* bit per SettingId: another writer owns it */
 	char *backoff_reason[_SETTING_MAX];

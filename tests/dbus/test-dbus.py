@@ -813,6 +813,71 @@ try:
     check("rollback = not-on-exit: stop leaves the tuned values and the record",
           rc == 0 and rd(tt, RELAX) == "3" and os.path.exists(os.path.join(tt, "run/topotune/state")))
 
+    # ======================= records that cannot be trusted or restored ==================
+    # A planted record: a file outside the allow-list, a path out of the root through "..".
+    pt = make_tree("planted", "vm-2cpu")
+    os.makedirs(os.path.join(pt, "run/topotune"), exist_ok=True)
+    os.makedirs(os.path.join(pt, "etc/cron.d"), exist_ok=True)
+    victim = os.path.join(base, "victim-passwd")
+    wr(base, "victim-passwd", "root:x:0:0::/root:/bin/sh\n")
+    out_rel = "../" * 8 + victim.lstrip("/")
+    wr(pt, RELAX, "3\n")
+    wr(pt, "run/topotune/state",
+       "# topotune write-ahead record v1: kind done setting path old new why\n"
+       "change file 1 relax_domain_level =etc/cron.d/topotune =*%20*%20*%20*%20*%20root%20sh%0A ! =planted\n"
+       f"change plain 1 smt_buddy_assist ={out_rel} =owned%0A =1 =planted\n"
+       "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =planted\n")
+    plog = os.path.join(base, "topotuned-planted.log")
+    d, ok = start_daemon(pt, plog)
+    reasons = [str(s) for s in prop("StateReasons")] if ok else []
+    aside = [f for f in os.listdir(os.path.join(pt, "run/topotune")) if f.startswith("state.failed-")]
+    aside_text = log_text(os.path.join(pt, "run/topotune", aside[0])) if aside else ""
+    check("planted record: nothing outside the allow-list created or written, the rest restored",
+          ok and not os.path.exists(os.path.join(pt, "etc/cron.d/topotune"))
+          and log_text(victim) == "root:x:0:0::/root:/bin/sh\n" and rd(pt, RELAX) == "-1",
+          f"ok={ok} {log_text(victim)!r} relax={rd(pt, RELAX) if ok else ''}")
+    check("planted record: refused lines kept aside whole, reported in StateReasons, State degraded",
+          ok and len(aside) == 1 and "etc/cron.d/topotune" in aside_text and out_rel in aside_text
+          and "sched_relax_domain_level" not in aside_text
+          and any("recovery:" in r and "not a path topotune writes" in r for r in reasons)
+          and any(aside[0] in r for r in reasons) and str(prop("State")) == "degraded",
+          f"{aside} {aside_text!r} {reasons}")
+    stop_daemon(d)
+
+    # Unrestorable (the isolation slice removed after a crash) and malformed records: start degraded, never loop.
+    ut = make_tree("unrestorable", "vm-2cpu")
+    os.makedirs(os.path.join(ut, "run/topotune"), exist_ok=True)
+    wr(ut, RELAX, "3\n")
+    wr(ut, "run/topotune/state",
+       "# topotune write-ahead record v1: kind done setting path old new why\n"
+       "change mkdir 1 isolated_cpus =sys/fs/cgroup/topotune-isolated.slice ! =dir =crash\n"
+       "change partition 1 isolated_cpus =sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition"
+       " =member%0A =isolated =crash\n"
+       "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =crash\n"
+       "change plain 1 smt_buddy_ass\n")
+    ulog = os.path.join(base, "topotuned-unrestorable.log")
+    d, ok = start_daemon(ut, ulog)
+    reasons = [str(s) for s in prop("StateReasons")] if ok else []
+    aside = [f for f in os.listdir(os.path.join(ut, "run/topotune")) if f.startswith("state.failed-")]
+    aside_text = log_text(os.path.join(ut, "run/topotune", aside[0])) if aside else ""
+    check("unrestorable and malformed record: topotuned starts degraded, restores what it can",
+          ok and str(prop("State")) == "degraded" and rd(ut, RELAX) == "-1"
+          and any("restored 2 of 4" in r for r in reasons)
+          and any("cpuset.cpus.partition" in r for r in reasons) and any(":5: malformed record" in r for r in reasons),
+          f"ok={ok} {reasons} {log_text(ulog)[-600:]}")
+    check("... keeps the rest in run/topotune/state.failed-*, not in the record",
+          len(aside) == 1 and "cpuset.cpus.partition" in aside_text and "smt_buddy_ass" in aside_text
+          and "sched_relax_domain_level" not in aside_text
+          and not os.path.exists(os.path.join(ut, "run/topotune/state")), f"{aside} {aside_text!r}")
+    stop_daemon(d)
+    d, ok = start_daemon(ut, ulog)
+    reasons = [str(s) for s in prop("StateReasons")] if ok else []
+    check("... and the next start is clean: no recovery, the file aside stays for a human",
+          ok and not any("recover" in r for r in reasons) and str(prop("State")) != "degraded"
+          and len([f for f in os.listdir(os.path.join(ut, "run/topotune")) if f.startswith("state.failed-")]) == 1,
+          f"ok={ok} {reasons}")
+    stop_daemon(d)
+
     # ======================= units/org.topotune1.conf on a system-bus policy ============
     if os.path.exists("/usr/share/dbus-1/system.conf"):
         with open("/usr/share/dbus-1/system.conf") as f:

@@ -706,6 +706,58 @@ static void test_bootloader(void)
 }
 
 
+/*
+ * Recovery restores what the allow-list allows and can be put back, and
+ * sets the rest aside: nothing outside the list is created or written, and
+ * the record is gone afterwards.
+ */
+static void test_recover_aside(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_(recovery_done) Recovery rec = {};
+	_cleanup_free_ char *relax = NULL, *kept = NULL, *aside_rel = NULL;
+
+	put(fd, "etc/cron.d/.keep", "");
+	put(fd, "proc/sys/kernel/sched_relax_domain_level", "3\n");
+	put(fd, STATE_FILE,
+	    "# topotune write-ahead record v1: kind done setting path old new why\n"
+	    "change file 1 relax_domain_level =etc/cron.d/topotune =*%20root%20sh%0A ! =planted\n"
+	    "change plain 1 smt_buddy_assist =../../../etc/passwd =x ! =planted\n"
+	    "change feature 1 smt_buddy_assist =sys/kernel/debug/sched/features =PLACE_LAG%20x =SMT_BUDDY_ASSIST =planted\n"
+	    "change partition 1 isolated_cpus =sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition =member%0A =isolated =crash\n"
+	    "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =crash\n"
+	    "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =twice\n"
+	    "change plain 1 smt_buddy_ass\n");
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_recover(a, &rec), 0);
+	check_int(rec.found, 7);
+	check_int(rec.restored, 1);
+	check_int(strv_length(rec.problems), 6);
+	check(!path_exists_at(fd, "etc/cron.d/topotune"));
+	check_str(relax = file(fd, "proc/sys/kernel/sched_relax_domain_level"), "-1\n");
+	check(!path_exists_at(fd, STATE_FILE));
+	check_int(a->n_changes, 0);
+	check(rec.aside && startswith(rec.aside, "/run/topotune/state.failed-"));
+	aside_rel = rec.aside ? strdup(rec.aside + 1) : NULL;
+	check(aside_rel && read_file_at(fd, aside_rel, 0, &kept, NULL) == 0);
+	check(kept && strstr(kept, "=etc/cron.d/topotune ") && strstr(kept, "=../../../etc/passwd ") &&
+	      strstr(kept, "=PLACE_LAG%20x ") && strstr(kept, "cpuset.cpus.partition") && strstr(kept, "=twice") &&
+	      strstr(kept, "smt_buddy_ass\n") && !strstr(kept, "=crash\nchange plain"));
+	for (size_t i = 0; rec.problems && rec.problems[i]; i++)
+		check_ctx(rec.problems[i], strstr(rec.problems[i], "/run/topotune/state") ||
+					   strstr(rec.problems[i], "cpuset.cpus.partition"));
+
+	/* Recovery again: nothing to do, the file aside stays. */
+	recovery_done(&rec);
+	check_int(applier_recover(a, &rec), 0);
+	check_int(rec.found, 0);
+	check(!rec.problems && !rec.aside);
+	check(aside_rel && path_exists_at(fd, aside_rel));
+	rm_rf(tmpl);
+}
+
 /* The file outside the root, read with plain stdio: the test's view, not the agent's. */
 static void check_victim(const char *victim)
 {
@@ -853,6 +905,7 @@ int main(void)
 	test_diff();
 	test_empty_root();
 	test_bootloader();
+	test_recover_aside();
 	test_links_out("absolute");
 	test_links_out("relative");
 	/* The same where the kernel has no openat2(). */
