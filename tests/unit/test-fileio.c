@@ -13,7 +13,7 @@
 #include "test.h"
 
 static char base[] = "/tmp/test-fileio-XXXXXX";
-static char *root, *outside;
+static char *root, *outside, *inside;
 static int root_fd = -EBADF;
 
 static void put(const char *dir, const char *path, const char *content)
@@ -59,14 +59,22 @@ static char *outside_file(const char *name)
 
 static void setup(void)
 {
-	_cleanup_free_ char *abs_secret = NULL, *rel_secret = NULL;
+	_cleanup_free_ char *abs_secret = NULL, *rel_secret = NULL, *deep = NULL;
 
 	check(mkdtemp(base) != NULL);
 	root = strprintf("%s/root", base);
 	outside = strprintf("%s/outside", base);
 	put(outside, "secret", "outside\n");
 	put(outside, "dir/file", "outside dir\n");
-	put(root, "etc/passwd", "root's own passwd\n");
+	/*
+	 * The links that must land inside the root name a directory that exists
+	 * nowhere on the host (the temporary directory's name, at "/"): a
+	 * broken resolver fails with ENOENT instead of reading or writing a real
+	 * /etc/passwd. (An earlier draft linked to /etc/passwd; run against the
+	 * old code, it truncated the host's.)
+	 */
+	inside = strprintf("/%s/passwd", strrchr(base, '/') + 1);
+	put(root, inside + 1, "root's own passwd\n");
 	put(root, "proc/sys/kernel/sched_relax_domain_level", "-1\n");
 	/* sysfs: cpu0/node0 -> ../../node/node0, as the kernel makes it. */
 	put(root, "sys/devices/system/node/node0/cpulist", "0-3\n");
@@ -79,8 +87,9 @@ static void setup(void)
 	rel_secret = strdup("../../../../outside/secret");
 	link_in_root(abs_secret, "proc/sys/kernel/sched_smt_buddy_assist");
 	link_in_root(rel_secret, "proc/sys/kernel/rel_link");
-	link_in_root("../../../../../../../../../../etc/passwd", "proc/sys/kernel/deep_rel");
-	link_in_root("/etc/passwd", "proc/sys/kernel/abs_inside");
+	deep = strprintf("../../../../../../../../../..%s", inside);
+	link_in_root(deep, "proc/sys/kernel/deep_rel");
+	link_in_root(inside, "proc/sys/kernel/abs_inside");
 	link_in_root(outside, "sys/kernel/debug");   /* a directory link out */
 	link_in_root(abs_secret, "etc/default/grub.d/topotune.cfg");
 	check(root_open(root, &root_fd) == 0);
@@ -141,7 +150,7 @@ static void test_write(const char *mode)
 	check_str(o = outside_file("secret"), "outside\n");
 	check_str(s = outside_file("dir/file"), "outside dir\n");
 	free(s), s = NULL;
-	check_int(read_file_at(root_fd, "etc/passwd", 0, &s, NULL), 0);
+	check_int(read_file_at(root_fd, inside, 0, &s, NULL), 0);
 	check_str(s, "root's own passwd\n");
 	free(s), s = NULL;
 
@@ -161,11 +170,11 @@ static void test_write(const char *mode)
 
 	/* A hard link's other name keeps its content: the file is replaced, not written through. */
 	{
-		_cleanup_free_ char *a = strprintf("%s/etc/passwd", root), *b = strprintf("%s/etc/hard", root);
+		_cleanup_free_ char *a = strprintf("%s%s", root, inside), *b = strprintf("%s/etc/hard", root);
 
 		check(link(a, b) == 0);
 		check_int(create_file_at(root_fd, "etc/hard", "replaced\n", 0644), 0);
-		check_int(read_file_at(root_fd, "etc/passwd", 0, &s, NULL), 0);
+		check_int(read_file_at(root_fd, inside, 0, &s, NULL), 0);
 		check_str(s, "root's own passwd\n");
 		free(s), s = NULL;
 		check(unlink(b) == 0);
@@ -189,5 +198,6 @@ int main(void)
 	check(cmd && system(cmd) == 0);
 	free(root);
 	free(outside);
+	free(inside);
 	return test_end("fileio");
 }
