@@ -36,6 +36,7 @@
  * them in reverse through the same calls.
  */
 #include <fcntl.h>
+#include <stdarg.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -61,7 +62,8 @@ DEFINE_STRING_TABLE_LOOKUP(write_kind, WriteKind);
 
 static int io_read(void *u, int root_fd, const char *path, char **ret)
 {
-	return read_file_at(root_fd, path, 0, ret, NULL);
+	/* What the applier writes it reads by the same rule: never through a link. */
+	return read_file_beneath(root_fd, path, FILEIO_WRITE, 0, ret, NULL);
 }
 
 static int io_write(void *u, int root_fd, const char *path, const char *value)
@@ -71,7 +73,7 @@ static int io_write(void *u, int root_fd, const char *path, const char *value)
 
 static int io_mkdir(void *u, int root_fd, const char *path)
 {
-	return mkdirat(root_fd, path_relative(path), 0755) < 0 ? negative_errno() : 0;
+	return mkdir_beneath(root_fd, path, 0755);
 }
 
 static int io_create(void *u, int root_fd, const char *path, const char *value)
@@ -81,7 +83,7 @@ static int io_create(void *u, int root_fd, const char *path, const char *value)
 
 static int io_remove(void *u, int root_fd, const char *path, bool dir)
 {
-	return unlinkat(root_fd, path_relative(path), dir ? AT_REMOVEDIR : 0) < 0 ? negative_errno() : 0;
+	return unlink_beneath(root_fd, path, dir);
 }
 
 const ApplierIo applier_io_default = {
@@ -200,9 +202,32 @@ int state_unescape(const char *s, char **ret)
 	return 0;
 }
 
+/*
+ * The record's directory, made if missing, by the write rule: a run/ or
+ * run/topotune/ that is a symlink is refused, not followed.
+ */
+static int state_dir_open(Applier *a, bool create, int *ret_fd)
+{
+	int fd, r;
+
+	if (create) {
+		r = mkdir_beneath(a->root_fd, "run", 0755);
+		if (r < 0 && r != -EEXIST)
+			return fail(a, r, "/run: %s", strerror(-r));
+		r = mkdir_beneath(a->root_fd, STATE_DIR, 0755);
+		if (r < 0 && r != -EEXIST)
+			return fail(a, r, "/" STATE_DIR ": %s", strerror(-r));
+	}
+	fd = open_beneath(a->root_fd, STATE_DIR, O_PATH | O_DIRECTORY, 0, FILEIO_WRITE);
+	if (fd < 0)
+		return fail(a, fd, "/" STATE_DIR ": %s", strerror(-fd));
+	*ret_fd = fd;
+	return 0;
+}
+
 static int state_save(Applier *a)
 {
-	_cleanup_close_ int fd = -EBADF;
+	_cleanup_close_ int fd = -EBADF, dir_fd = -EBADF;
 	StrBuf b = {};
 	_cleanup_free_ char *text = NULL;
 	size_t len, held = 0;
@@ -212,13 +237,14 @@ static int state_save(Applier *a)
 	for (size_t i = 0; i < a->n_changes; i++)
 		held += !a->changes[i].restored;
 	if (held == 0) {
-		if (unlinkat(a->root_fd, STATE_FILE, 0) < 0 && errno != ENOENT)
-			return fail(a, negative_errno(), "/" STATE_FILE ": %s", strerror(errno));
+		r = unlink_beneath(a->root_fd, STATE_FILE, false);
+		if (r < 0 && r != -ENOENT)
+			return fail(a, r, "/" STATE_FILE ": %s", strerror(-r));
 		return 0;
 	}
-	(void)mkdirat(a->root_fd, "run", 0755);
-	if (mkdirat(a->root_fd, STATE_DIR, 0755) < 0 && errno != EEXIST)
-		return fail(a, negative_errno(), "/" STATE_DIR ": %s", strerror(errno));
+	r = state_dir_open(a, true, &dir_fd);
+	if (r < 0)
+		return r;
 
 	strbuf_append(&b, "# topotune write-ahead record v1: kind done setting path old new why\n");
 	for (size_t i = 0; i < a->n_changes; i++) {
@@ -243,7 +269,12 @@ static int state_save(Applier *a)
 	if (r < 0)
 		return r;
 
-	fd = openat(a->root_fd, STATE_FILE ".tmp", O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+	/*
+	 * A fresh file: whatever has the name (a stale one, a planted symlink)
+	 * goes first, and O_EXCL|O_NOFOLLOW never opens anything but ours.
+	 */
+	(void)unlinkat(dir_fd, "state.tmp", 0);
+	fd = openat(dir_fd, "state.tmp", O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
 	if (fd < 0)
 		return fail(a, negative_errno(), "/" STATE_FILE ".tmp: %s", strerror(errno));
 	len = strlen(text);
@@ -251,15 +282,139 @@ static int state_save(Applier *a)
 	if (written < 0 || (size_t)written != len || fsync(fd) < 0) {
 		/* A short write sets no errno. */
 		r = written >= 0 && (size_t)written != len ? -EIO : negative_errno();
-		(void)unlinkat(a->root_fd, STATE_FILE ".tmp", 0);
+		(void)unlinkat(dir_fd, "state.tmp", 0);
 		return fail(a, r, "/" STATE_FILE ".tmp: %s", strerror(-r));
 	}
-	if (renameat(a->root_fd, STATE_FILE ".tmp", a->root_fd, STATE_FILE) < 0) {
+	if (renameat(dir_fd, "state.tmp", dir_fd, "state") < 0) {
 		r = negative_errno();
 		/* The previous record stays as it was, and no half-made one beside it. */
-		(void)unlinkat(a->root_fd, STATE_FILE ".tmp", 0);
+		(void)unlinkat(dir_fd, "state.tmp", 0);
 		return fail(a, r, "/" STATE_FILE ": %s", strerror(-r));
 	}
+	return 0;
+}
+
+static ChangeRecord *find_record(Applier *a, const char *path);
+static void drop_record(Applier *a, size_t i);
+static int restore_one(Applier *a, size_t i);
+
+/* --- the allow-list: every path topotune writes, and what it writes there --- */
+
+#define SYSCTL_SMT "proc/sys/kernel/sched_smt_buddy_assist"
+#define SYSCTL_RELAX "proc/sys/kernel/sched_relax_domain_level"
+#define DEBUGFS_FEATURES "sys/kernel/debug/sched/features"
+#define V1_RELAX "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level"
+#define ROOT_SUBTREE "sys/fs/cgroup/cgroup.subtree_control"
+#define SLICE_CPUS SLICE_DIR "/cpuset.cpus"
+#define SLICE_PARTITION SLICE_DIR "/cpuset.cpus.partition"
+#define SYSTEMD_ALLOWED "systemd:" ISOLATION_SLICE "/AllowedCPUs"
+#define SYSTEMD_UNIT "systemd:" ISOLATION_SLICE "/ActiveState"
+
+static const struct {
+	WriteKind kind;
+	const char *path;
+} allowed_writes[] = {
+	{ WRITE_PLAIN, SYSCTL_SMT },
+	{ WRITE_FEATURE, DEBUGFS_FEATURES },
+	{ WRITE_PLAIN, SYSCTL_RELAX },
+	{ WRITE_PLAIN, V1_RELAX },
+	{ WRITE_FILE, GRUB_DROPIN },
+	{ WRITE_SYSTEMD, SYSTEMD_ALLOWED },
+	{ WRITE_UNIT, SYSTEMD_UNIT },
+	{ WRITE_SUBTREE, ROOT_SUBTREE },
+	{ WRITE_MKDIR, SLICE_DIR },
+	{ WRITE_PLAIN, SLICE_CPUS },
+	{ WRITE_PARTITION, SLICE_PARTITION },
+};
+
+/*
+ * Is this a write the planner makes? The planner's writes go through push(),
+ * which asks here too; a record from disk is checked against the same list
+ * before anything touches its path. Returns NULL or why not.
+ */
+static const char *write_refused(WriteKind kind, const char *path, const char *value)
+{
+	bool listed = false;
+
+	for (size_t i = 0; i < ELEMENTSOF(allowed_writes); i++)
+		if (allowed_writes[i].kind == kind && streq(allowed_writes[i].path, path))
+			listed = true;
+	if (!listed)
+		return "not a path topotune writes";
+	switch (kind) {
+	case WRITE_FEATURE:
+		if (value && !streq(value, "SMT_BUDDY_ASSIST") && !streq(value, "NO_SMT_BUDDY_ASSIST") && *value)
+			return "not a sched_features token topotune writes";
+		break;
+	case WRITE_SUBTREE:
+		if (value && !streq(value, "+cpuset") && !streq(value, "-cpuset"))
+			return "not a controller change topotune makes";
+		break;
+	case WRITE_MKDIR:
+		if (value && !streq(value, "dir"))
+			return "not a directory record";
+		break;
+	case WRITE_UNIT:
+		if (value && !streq(value, "active") && !streq(value, "inactive"))
+			return "not a unit state topotune sets";
+		break;
+	default:
+		break;
+	}
+	return NULL;
+}
+
+/* One line of the record; NULL *ret_bad: a change, else why the line is refused. */
+static int parse_line(Applier *a, const char *line, ChangeRecord *ret, const char **ret_bad)
+{
+	_cleanup_strv_free_ char **w = NULL;
+	ChangeRecord c = {};
+	int kind, r;
+
+	*ret_bad = NULL;
+	r = strv_split(line, " ", &w);
+	if (r < 0)
+		return r;
+	if (strv_length(w) != 8 || !streq(w[0], "change") || (!streq(w[2], "0") && !streq(w[2], "1"))) {
+		*ret_bad = "malformed record";
+		return 0;
+	}
+	kind = write_kind_from_string(w[1]);
+	c.setting = setting_id_from_string(w[3]);
+	if (kind < 0 || (int)c.setting < 0) {
+		*ret_bad = "unknown kind or setting";
+		return 0;
+	}
+	c.kind = kind;
+	c.done = streq(w[2], "1");
+	if (state_unescape(w[4], &c.path) < 0 || !c.path || state_unescape(w[5], &c.old) < 0 ||
+	    state_unescape(w[6], &c.new) < 0 || state_unescape(w[7], &c.why) < 0) {
+		record_done(&c);
+		*ret_bad = "bad value encoding";
+		return 0;
+	}
+	*ret_bad = write_refused(c.kind, c.path, c.old) ?: write_refused(c.kind, c.path, c.new);
+	if (!*ret_bad && find_record(a, c.path))
+		*ret_bad = "path recorded twice";
+	if (*ret_bad) {
+		record_done(&c);
+		return 0;
+	}
+	*ret = c;
+	return 0;
+}
+
+static int add_change(Applier *a, ChangeRecord *c)
+{
+	ChangeRecord *n = realloc(a->changes, (a->n_changes + 1) * sizeof(ChangeRecord));
+
+	if (!n) {
+		record_done(c);
+		return -ENOMEM;
+	}
+	a->changes = n;
+	a->changes[a->n_changes++] = *c;
+	*c = (ChangeRecord) {};
 	return 0;
 }
 
@@ -270,7 +425,7 @@ int applier_load_state(Applier *a)
 	unsigned lineno = 0;
 	int r;
 
-	r = read_file_at(a->root_fd, STATE_FILE, 0, &text, NULL);
+	r = read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, 0, &text, NULL);
 	if (r == -ENOENT)
 		return 0;
 	if (r < 0)
@@ -280,40 +435,199 @@ int applier_load_state(Applier *a)
 		return r;
 
 	STRV_FOREACH(l, lines) {
-		_cleanup_strv_free_ char **w = NULL;
 		ChangeRecord c = {};
-		ChangeRecord *n;
-		int kind, done;
+		const char *bad;
 
 		lineno++;
 		if ((*l)[0] == '#')
 			continue;
-		r = strv_split(*l, " ", &w);
+		r = parse_line(a, *l, &c, &bad);
 		if (r < 0)
 			return r;
-		if (strv_length(w) != 8 || !streq(w[0], "change"))
-			return fail(a, -EBADMSG, "/" STATE_FILE ":%u: malformed record", lineno);
-		kind = write_kind_from_string(w[1]);
-		done = streq(w[2], "1");
-		c.setting = setting_id_from_string(w[3]);
-		if (kind < 0 || (int)c.setting < 0)
-			return fail(a, -EBADMSG, "/" STATE_FILE ":%u: unknown kind or setting", lineno);
-		c.kind = kind;
-		c.done = done;
-		if (state_unescape(w[4], &c.path) < 0 || !c.path || state_unescape(w[5], &c.old) < 0 ||
-		    state_unescape(w[6], &c.new) < 0 || state_unescape(w[7], &c.why) < 0) {
-			record_done(&c);
-			return fail(a, -EBADMSG, "/" STATE_FILE ":%u: bad value encoding", lineno);
-		}
-		n = realloc(a->changes, (a->n_changes + 1) * sizeof(ChangeRecord));
-		if (!n) {
-			record_done(&c);
-			return -ENOMEM;
-		}
-		a->changes = n;
-		a->changes[a->n_changes++] = c;
+		if (bad)
+			return fail(a, -EBADMSG, "/" STATE_FILE ":%u: %s", lineno, bad);
+		r = add_change(a, &c);
+		if (r < 0)
+			return r;
 	}
 	return (int)a->n_changes;
+}
+
+void recovery_done(Recovery *rec)
+{
+	rec->problems = strv_free(rec->problems);
+	free(rec->aside);
+	*rec = (Recovery) {};
+}
+
+/*
+ * Keep @text in run/topotune/state.failed-<UTC time> (a new file; "-2",
+ * "-3"... when a second recovery falls in the same second).
+ */
+static int set_aside(Applier *a, const char *text, char **ret_path)
+{
+	_cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+	char stamp[32];
+	struct tm tm;
+	time_t now = time(NULL);
+	size_t len = strlen(text);
+	ssize_t n;
+	int r;
+
+	r = state_dir_open(a, true, &dir_fd);
+	if (r < 0)
+		return r;
+	if (!gmtime_r(&now, &tm) || strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
+		return -EINVAL;
+	for (unsigned i = 1; i < 100; i++) {
+		_cleanup_free_ char *name = i == 1 ? strprintf("state.failed-%s", stamp)
+						  : strprintf("state.failed-%s-%u", stamp, i);
+
+		if (!name)
+			return -ENOMEM;
+		fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+		if (fd < 0 && errno == EEXIST)
+			continue;
+		if (fd < 0)
+			return fail(a, negative_errno(), "/" STATE_DIR "/%s: %m", name);
+		n = write(fd, text, len);
+		if (n < 0 || (size_t)n != len || fsync(fd) < 0) {
+			r = n >= 0 && (size_t)n != len ? -EIO : negative_errno();
+			(void)unlinkat(dir_fd, name, 0);
+			return fail(a, r, "/" STATE_DIR "/%s: %s", name, strerror(-r));
+		}
+		*ret_path = strprintf("/" STATE_DIR "/%s", name);
+		return *ret_path ? 0 : -ENOMEM;
+	}
+	return fail(a, -EEXIST, "/" STATE_DIR "/state.failed-%s: too many", stamp);
+}
+
+static void recovery_problem(Recovery *rec, const char *fmt, ...) _printf_(2, 3);
+static void recovery_problem(Recovery *rec, const char *fmt, ...)
+{
+	va_list ap;
+	char *s = NULL;
+
+	va_start(ap, fmt);
+	if (vasprintf(&s, fmt, ap) < 0)
+		s = NULL;
+	va_end(ap);
+	if (s)
+		(void)strv_push(&rec->problems, s);
+}
+
+int applier_recover(Applier *a, Recovery *ret)
+{
+	_cleanup_free_ char *text = NULL;
+	_cleanup_strv_free_ char **lines = NULL;
+	Recovery rec = {};
+	StrBuf aside = {};
+	unsigned lineno = 0;
+	size_t kept = 0;
+	int r;
+
+	*ret = (Recovery) {};
+	r = read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, 0, &text, NULL);
+	if (r == -ENOENT)
+		return 0;
+	strbuf_append(&aside, "# topotune: what recovery could not restore, or refused; nothing reads this file again\n");
+	if (r < 0) {
+		/* Not a record we can read (a link, a FIFO, too big): out of the way, whole. */
+		_cleanup_close_ int dir_fd = -EBADF;
+		char stamp[32];
+		time_t now = time(NULL);
+		struct tm tm;
+
+		strbuf_done(&aside);
+		recovery_problem(&rec, "/" STATE_FILE ": %s", strerror(-r));
+		if (state_dir_open(a, false, &dir_fd) >= 0 && gmtime_r(&now, &tm) &&
+		    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) > 0) {
+			_cleanup_free_ char *name = strprintf("state.failed-%s", stamp);
+
+			if (name && renameat(dir_fd, "state", dir_fd, name) >= 0)
+				rec.aside = strprintf("/" STATE_DIR "/%s", name);
+			else
+				recovery_problem(&rec, "/" STATE_FILE ": cannot move it aside: %m");
+		}
+		*ret = rec;
+		return 0;
+	}
+	r = strv_split(text, "\n", &lines);
+	if (r < 0)
+		goto fail;
+
+	STRV_FOREACH(l, lines) {
+		ChangeRecord c = {};
+		const char *bad;
+
+		lineno++;
+		if ((*l)[0] == '#' || !(*l)[0])
+			continue;
+		rec.found++;
+		r = parse_line(a, *l, &c, &bad);
+		if (r < 0)
+			goto fail;
+		if (bad) {
+			/* Never touched: the line goes aside as it was. */
+			recovery_problem(&rec, "/" STATE_FILE ":%u: %s, left alone", lineno, bad);
+			strbuf_appendf(&aside, "%s\n", *l);
+			kept++;
+			continue;
+		}
+		r = add_change(a, &c);
+		if (r < 0)
+			goto fail;
+	}
+
+	for (size_t i = a->n_changes; i > 0; i--) {
+		ChangeRecord *c = &a->changes[i - 1];
+		_cleanup_free_ char *p = NULL, *o = NULL, *n = NULL, *w = NULL;
+
+		if (restore_one(a, i - 1) >= 0) {
+			rec.restored++;
+			continue;
+		}
+		recovery_problem(&rec, "%s", a->error ?: "restore failed");
+		p = state_escape(c->path);
+		o = state_escape(c->old);
+		n = state_escape(c->new);
+		w = state_escape(c->why);
+		if (!p || !o || !n || !w) {
+			r = -ENOMEM;
+			goto fail;
+		}
+		strbuf_appendf(&aside, "change %s %d %s %s %s %s %s\n", write_kind_to_string(c->kind), c->done,
+			       setting_id_to_string(c->setting), p, o, n, w);
+		kept++;
+	}
+	/* What is left is aside; this run starts with a clean record. */
+	for (size_t i = a->n_changes; i > 0; i--)
+		drop_record(a, i - 1);
+
+	if (kept > 0) {
+		_cleanup_free_ char *t = NULL;
+
+		r = strbuf_steal(&aside, &t);
+		if (r < 0)
+			goto fail;
+		r = set_aside(a, t, &rec.aside);
+		if (r < 0) {
+			/* The record stays where it is; the next start tries again. */
+			recovery_problem(&rec, "cannot keep it aside: %s", a->error ?: strerror(-r));
+			*ret = rec;
+			return 0;
+		}
+	} else
+		strbuf_done(&aside);
+	r = unlink_beneath(a->root_fd, STATE_FILE, false);
+	if (r < 0 && r != -ENOENT)
+		recovery_problem(&rec, "/" STATE_FILE ": cannot remove it: %s", strerror(-r));
+	*ret = rec;
+	return 0;
+fail:
+	strbuf_done(&aside);
+	recovery_done(&rec);
+	return r;
 }
 
 /* --- one write ----------------------------------------------------------- */
@@ -542,7 +856,9 @@ static int do_write_full(Applier *a, WriteKind kind, const char *path, const cha
 				   io_create(NULL, a->root_fd, path, value);
 		break;
 	case WRITE_SYSTEMD:
-		r = a->hooks.set_allowed_cpus(a->hooks.userdata, ISOLATION_SLICE, value ?: "");
+		/* A record from a run with systemd, recovered by one without (--no-systemd). */
+		r = a->hooks.set_allowed_cpus ? a->hooks.set_allowed_cpus(a->hooks.userdata, ISOLATION_SLICE, value ?: "")
+					      : -EOPNOTSUPP;
 		break;
 	case WRITE_UNIT:
 		if (!(value && streq(value, "active"))) {
@@ -557,7 +873,9 @@ static int do_write_full(Applier *a, WriteKind kind, const char *path, const cha
 				return 0;
 			}
 		}
-		r = a->hooks.set_unit_active(a->hooks.userdata, ISOLATION_SLICE, (value && streq(value, "active")));
+		r = a->hooks.set_unit_active ? a->hooks.set_unit_active(a->hooks.userdata, ISOLATION_SLICE,
+									 value && streq(value, "active"))
+					     : -EOPNOTSUPP;
 		break;
 	default:
 		r = a->io.write(a->io.userdata, a->root_fd, path, value ?: "");
@@ -598,8 +916,12 @@ static void write_list_done(WriteList *l)
 
 static int push(WriteList *l, SettingId s, WriteKind k, const char *path, const char *value, const char *why)
 {
-	char *v = strdup(value);
+	char *v;
 
+	/* The list recovery trusts a record by: a write not on it is a bug here. */
+	if (write_refused(k, path, value))
+		return -EPERM;
+	v = strdup(value);
 	if (!v)
 		return -ENOMEM;
 	if (l->n >= ELEMENTSOF(l->w)) {
@@ -633,18 +955,18 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 			continue;
 		switch (st->control) {
 		case CONTROL_SYSCTL_SMT_BUDDY:
-			r = push(l, st->setting, WRITE_PLAIN, "proc/sys/kernel/sched_smt_buddy_assist", on ? "1" : "0",
+			r = push(l, st->setting, WRITE_PLAIN, SYSCTL_SMT, on ? "1" : "0",
 				 st->why);
 			break;
 		case CONTROL_DEBUGFS_FEATURES:
-			r = push(l, st->setting, WRITE_FEATURE, "sys/kernel/debug/sched/features",
+			r = push(l, st->setting, WRITE_FEATURE, DEBUGFS_FEATURES,
 				 on ? "SMT_BUDDY_ASSIST" : "NO_SMT_BUDDY_ASSIST", st->why);
 			break;
 		case CONTROL_SYSCTL_RELAX:
-			r = push(l, st->setting, WRITE_PLAIN, "proc/sys/kernel/sched_relax_domain_level", st->to, st->why);
+			r = push(l, st->setting, WRITE_PLAIN, SYSCTL_RELAX, st->to, st->why);
 			break;
 		case CONTROL_CGROUP_V1_RELAX:
-			r = push(l, st->setting, WRITE_PLAIN, "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level",
+			r = push(l, st->setting, WRITE_PLAIN, V1_RELAX,
 				 st->to, st->why);
 			break;
 		case CONTROL_CPUSET_PARTITION: {
@@ -660,21 +982,19 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 			 * slice, then make its cgroup a partition.
 			 */
 			if (a->hooks.set_allowed_cpus) {
-				r = push(l, st->setting, WRITE_SYSTEMD, "systemd:" ISOLATION_SLICE "/AllowedCPUs", cpus,
-					 st->why);
+				r = push(l, st->setting, WRITE_SYSTEMD, SYSTEMD_ALLOWED, cpus, st->why);
 				if (r >= 0 && a->hooks.set_unit_active)
-					r = push(l, st->setting, WRITE_UNIT, "systemd:" ISOLATION_SLICE "/ActiveState",
-						 "active", st->why);
+					r = push(l, st->setting, WRITE_UNIT, SYSTEMD_UNIT, "active", st->why);
 			} else {
-				r = push(l, st->setting, WRITE_SUBTREE, "sys/fs/cgroup/cgroup.subtree_control", "+cpuset",
+				r = push(l, st->setting, WRITE_SUBTREE, ROOT_SUBTREE, "+cpuset",
 					 st->why);
 				if (r >= 0)
 					r = push(l, st->setting, WRITE_MKDIR, SLICE_DIR, "dir", st->why);
 				if (r >= 0)
-					r = push(l, st->setting, WRITE_PLAIN, SLICE_DIR "/cpuset.cpus", cpus, st->why);
+					r = push(l, st->setting, WRITE_PLAIN, SLICE_CPUS, cpus, st->why);
 			}
 			if (r >= 0)
-				r = push(l, st->setting, WRITE_PARTITION, SLICE_DIR "/cpuset.cpus.partition", "isolated",
+				r = push(l, st->setting, WRITE_PARTITION, SLICE_PARTITION, "isolated",
 					 st->why);
 			break;
 		}
@@ -730,6 +1050,8 @@ static int restore_one(Applier *a, size_t i)
 
 	if (c->kind == WRITE_MKDIR && c->old)
 		r = 0;   /* it existed before us */
+	else if (c->kind == WRITE_MKDIR && !dir_exists_at(a->root_fd, c->path))
+		r = 0;   /* ours, and gone already (the slice removed after a crash) */
 	else
 		r = do_write(a, c->kind, c->path, c->old);
 	if (r < 0)

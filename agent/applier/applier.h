@@ -116,8 +116,30 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask);
 /* Restore every recorded change in reverse order; drop the record. */
 int applier_revert(Applier *a);
 
-/* Load a record a previous run left behind (crash): returns its number of changes. */
+/*
+ * Load a record a previous run left behind (crash): returns its number of
+ * changes; -EBADMSG (and a->error with FILE:LINE) for a line that is
+ * malformed or names a write the planner never makes.
+ */
 int applier_load_state(Applier *a);
+
+typedef struct Recovery {
+	unsigned found;     /* change lines in the record */
+	unsigned restored;  /* of those, put back */
+	char **problems;    /* one line each: a line refused, a restore that failed */
+	char *aside;        /* where the rest went: "/run/topotune/state.failed-<time>", or NULL */
+} Recovery;
+
+/*
+ * Crash recovery: restore every change of the record that passes the
+ * planner's allow-list (paths and values topotune writes), and keep the
+ * rest -- lines refused, untouched, and changes that could not be put back
+ * -- in run/topotune/state.failed-<time>. The record is gone afterwards
+ * either way, so the next start does not trip over it again. Fails only
+ * for lack of memory: what went wrong with the record is in @ret.
+ */
+int applier_recover(Applier *a, Recovery *ret);
+void recovery_done(Recovery *rec);
 
 /* Compare the kernel's state with @plan's desired values. */
 int applier_verify(Applier *a, const Plan *plan, Mismatch **ret, size_t *ret_n);

@@ -15,8 +15,49 @@
 
 int root_open(const char *path, int *ret_fd);
 
+/*
+ * Nothing outside the root fd is ever read or written, whatever symlinks a
+ * tree holds. Two rules, one for each direction:
+ *
+ * FILEIO_READ: symlinks are followed as if @dir_fd were "/" (openat2()'s
+ *   RESOLVE_IN_ROOT): an absolute target starts again at @dir_fd, ".." stops
+ *   there. The kernel's own links in sysfs (cpuN/nodeM -> ../../node/nodeM,
+ *   subsystem) resolve as they do on the live system, and so does an
+ *   absolute link in a real sysfs with --root /; a link in a dump that
+ *   points at the dumping machine's /etc lands in the dump's /etc. Magic
+ *   links (/proc/PID/fd/N, /proc/PID/exe) are refused: they lead anywhere.
+ *   The rule is relative to the fd given: readers passed a subdirectory fd
+ *   stay beneath that subdirectory.
+ *
+ * FILEIO_WRITE: no symlink at all, in any component (RESOLVE_BENEATH |
+ *   RESOLVE_NO_SYMLINKS): -ELOOP; a ".." above @dir_fd: -EXDEV. Every file
+ *   topotune writes (sysctls, debugfs, cgroupfs, its record in /run, the
+ *   bootloader drop-in) is a plain path on a real system; a link on the way
+ *   was planted, and following it even inside the root would write a file
+ *   nobody chose. The applier writes only through this rule.
+ *
+ * openat2() is used where the kernel has it (5.6); on ENOSYS a component
+ * walk (O_NOFOLLOW, readlinkat(), the directories held open) gives the same
+ * answers. TOPOTUNE_FILEIO_WALK=1 in the environment, or
+ * fileio_force_walk(true), forces the walk, for tests.
+ */
+typedef enum FileResolve {
+	FILEIO_READ,
+	FILEIO_WRITE,
+} FileResolve;
+
+/* openat() beneath @dir_fd by @how's rule (O_CLOEXEC implied); returns the fd or -errno. */
+int open_beneath(int dir_fd, const char *path, int flags, unsigned mode, FileResolve how);
+/* The parent directory of @path (O_PATH, FILEIO_WRITE) and the last component's name in @path. */
+int open_parent_beneath(int dir_fd, const char *path, int *ret_fd, const char **ret_name);
+int mkdir_beneath(int dir_fd, const char *path, unsigned mode);
+int unlink_beneath(int dir_fd, const char *path, bool dir);
+void fileio_force_walk(bool walk);
+
 /* Read a whole file; the buffer is NUL-terminated. */
 int read_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
+/* The same by @how's rule: FILEIO_WRITE for files topotune writes itself. */
+int read_file_beneath(int dir_fd, const char *path, FileResolve how, size_t max, char **ret, size_t *ret_size);
 
 /*
  * At most the first @size bytes (NUL-terminated), for files that are long
@@ -45,7 +86,11 @@ int read_unsigned_at(int dir_fd, const char *path, unsigned *ret);
  */
 int write_string_at(int dir_fd, const char *path, const char *value);
 
-/* Create (or replace) a regular file with @value, mode @mode. */
+/*
+ * Create (or replace) a regular file with @value, mode @mode: written to a
+ * temporary name beside it, then renamed over it, so an existing file is
+ * never written through (a symlink there: -ELOOP).
+ */
 int create_file_at(int dir_fd, const char *path, const char *value, unsigned mode);
 
 bool path_exists_at(int dir_fd, const char *path);

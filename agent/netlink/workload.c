@@ -186,9 +186,9 @@ static int read_small_at(int root_fd, const char *path, bool line, char *buf, si
 	_cleanup_close_ int fd = -EBADF;
 	size_t have = 0;
 
-	fd = openat(root_fd, path_relative(path), O_RDONLY | O_CLOEXEC | O_NOCTTY);
+	fd = open_beneath(root_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, FILEIO_READ);
 	if (fd < 0)
-		return gone(negative_errno());
+		return gone(fd);
 	while (have < size - 1) {
 		ssize_t n = read(fd, buf + have, size - 1 - have);
 
@@ -549,9 +549,9 @@ int workload_tracker_rescan(WorkloadTracker *t, int root_fd, uint64_t now_usec)
 	DIR *d;
 	int fd, r = 0;
 
-	fd = openat(root_fd, "proc", O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open_beneath(root_fd, "proc", O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
 	if (fd < 0)
-		return negative_errno();
+		return fd;
 	d = fdopendir(fd);
 	if (!d) {
 		r = negative_errno();

@@ -335,13 +335,14 @@ int config_dir_list(int root_fd, const char *dir, const char *suffix, char ***re
 	if (!l)
 		return -ENOMEM;
 
-	fd = openat(root_fd, path_relative(dir), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open_beneath(root_fd, dir, O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
 	if (fd < 0) {
-		if (errno == ENOENT) {
+		if (fd == -ENOENT) {
 			*ret = TAKE_PTR(l);
 			return 0;
 		}
-		r = negative_errno();
+		r = fd;
+		errno = -r;
 		return error_message(ret_error, r, "/%s: %m", dir);
 	}
 	d = fdopendir(fd);

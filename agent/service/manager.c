@@ -61,6 +61,7 @@ Manager *manager_free(Manager *m)
 	free(m->apply_error);
 	free(m->plan_error);
 	free(m->recovered);
+	strv_free(m->recovery_problems);
 	free(m->profile_override);
 	free(m->profile_reason);
 	free(m->config_root);
@@ -344,7 +345,7 @@ bool manager_layout_is_live(const Manager *m)
 void manager_update_state(Manager *m)
 {
 	/* A kernel event source lost is a degraded daemon, even with every setting in place. */
-	bool degraded = m->backed_off != 0 || m->proc_note || m->uevent_note, pending = false;
+	bool degraded = m->backed_off != 0 || m->proc_note || m->uevent_note || m->recovery_problems, pending = false;
 
 	if (m->state == MANAGER_OFF)
 		return;
@@ -380,6 +381,9 @@ int manager_state_reasons(Manager *m, char ***ret)
 		r = strv_extend(&l, m->plan_error);
 	if (r >= 0 && m->recovered)
 		r = strv_push(&l, strdup(m->recovered));
+	STRV_FOREACH(p, m->recovery_problems)
+		if (r >= 0)
+			r = strv_push(&l, strprintf("recovery: %s", *p));
 	if (r >= 0 && m->workload_rule && m->workload_profile)
 		r = strv_push(&l, strprintf("workload rule %s has running processes: profile %s%s", m->workload_rule,
 					    m->workload_profile,
@@ -568,26 +572,38 @@ int manager_revert(Manager *m, const char *source)
 
 int manager_recover(Manager *m)
 {
-	int n, r;
-
-	n = applier_load_state(m->applier);
-	if (n < 0)
-		return log_error_errno(n, "Failed to read the record of a previous run: %s", strna(m->applier->error));
-	if (n == 0)
-		return 0;
+	_cleanup_(recovery_done) Recovery rec = {};
+	int r;
 
 	m->change_source = "recovery: record of a previous run";
-	r = applier_revert(m->applier);
+	r = applier_recover(m->applier, &rec);
 	m->change_source = NULL;
 	if (r < 0)
-		return log_error_errno(r, "Failed to restore the %d change%s of a previous run: %s", n,
-				       n == 1 ? "" : "s", strna(m->applier->error));
-	m->recovered = strprintf("recovered: restored %d change%s a previous run left in /%s", n, n == 1 ? "" : "s",
-				 STATE_FILE);
+		return log_error_errno(r, "Failed to recover the record of a previous run: %m");
+	if (rec.found == 0 && !rec.problems)
+		return 0;
+
+	/*
+	 * Whatever the record held, the daemon starts: what could not be put
+	 * back is kept aside for a human to read and the state says so. A
+	 * record that stops every start would need a human to delete it.
+	 */
+	free(m->recovered);
+	m->recovered = strprintf("recovered: restored %u of %u change%s a previous run left in /%s%s%s",
+				 rec.restored, rec.found, rec.found == 1 ? "" : "s", STATE_FILE,
+				 rec.aside ? "; the rest is kept in " : "", strempty(rec.aside));
 	(void)sd_journal_send("MESSAGE_ID=" TOPOTUNE_MESSAGE_RECOVERED, "MESSAGE=%s", strna(m->recovered),
-			      "PRIORITY=%i", LOG_WARNING, NULL);
-	log_warning("%s", strna(m->recovered));
-	return n;
+			      "PRIORITY=%i", rec.problems ? LOG_ERR : LOG_WARNING, "RESTORED=%u", rec.restored,
+			      "FOUND=%u", rec.found, "ASIDE=%s", strempty(rec.aside), NULL);
+	if (rec.problems)
+		log_error("%s", strna(m->recovered));
+	else
+		log_warning("%s", strna(m->recovered));
+	STRV_FOREACH(p, rec.problems)
+		log_error("Recovery: %s", *p);
+	strv_free(m->recovery_problems);
+	m->recovery_problems = TAKE_PTR(rec.problems);
+	return (int)rec.restored;
 }
 
 int manager_reload_topology(Manager *m)

@@ -43,6 +43,8 @@ typedef enum ManagerState {
 	_MANAGER_STATE_INVALID = -EINVAL,
 } ManagerState;
 
+typedef struct AuthQuery AuthQuery;
+
 typedef struct Manager {
 	/*
 	 * Bumped whenever the plan or the live layout is replaced: DomainLayout
@@ -83,6 +85,7 @@ typedef struct Manager {
 	char *apply_error;           /* last failed apply, "PATH: message" */
 	char *plan_error;            /* the profile selected at start does not load */
 	char *recovered;             /* what was restored from a crash record */
+	char **recovery_problems;    /* what of it was not: StateReasons, State degraded */
 	unsigned reapplied;          /* bit per SettingId: re-applied after the last drift */
 	unsigned backed_off;         /* bit per SettingId: another writer owns it */
 	char *backoff_reason[_SETTING_MAX];
@@ -90,11 +93,9 @@ typedef struct Manager {
 	const char *change_source;   /* why the current apply/revert runs (journal SOURCE=) */
 	const Plan *applying_plan;   /* the plan applier_apply() is executing, for the journal */
 
-	/* The one mutating call waiting for polkit, and its answer. */
-	sd_bus_message *auth_call;
-	sd_bus_slot *auth_slot;
-	int auth_result;
-	sd_bus_error auth_error;
+	/* Mutating calls waiting for polkit (polkit.c). */
+	AuthQuery *auth_queries;
+	unsigned n_auth_queries;
 	bool applying;
 
 	/* manager-events.c: workload rules and CPU hotplug */

@@ -1,13 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Authorisation of mutating bus calls, after systemd's bus-polkit.c: root
- * is always allowed; everyone else needs polkit's yes for
- * org.topotune1.manage, asked with the caller as a system-bus-name subject.
- * The question is asked asynchronously, so reads keep being served while a
- * human types a password; the method is dispatched again when the answer
- * arrives. One mutation waits for authorisation at a time: others get
- * org.topotune1.Error.Busy. When polkitd is not on the bus nobody but root
- * gets in, and the error says why.
+ * is always allowed, at once, whatever else is waiting; everyone else needs
+ * polkit's yes for org.topotune1.manage, asked with the caller as a
+ * system-bus-name subject. The question is asked asynchronously, so reads
+ * and root's changes keep being served while a human types a password; the
+ * method is dispatched again when the answer arrives. Each pending check
+ * belongs to its caller: it is dropped when the caller leaves the bus, a
+ * connection has one at a time, a user AUTH_PER_UID_MAX, and all users
+ * together AUTH_MAX, so one user's unanswered checks cannot keep another
+ * user out. When polkitd is not on the bus nobody but root gets in, and
+ * the error says why.
  */
 #include "log.h"
 #include "manager.h"
@@ -15,6 +18,51 @@
 
 #define POLKIT_ACTION "org.topotune1.manage"
 #define POLKIT_ALLOW_USER_INTERACTION 1U
+#define AUTH_PER_UID_MAX 4U
+#define AUTH_MAX 64U
+
+struct AuthQuery {
+	Manager *manager;
+	AuthQuery *prev, *next;
+	sd_bus_message *call;     /* the method call waiting */
+	sd_bus_slot *slot;        /* polkit's CheckAuthorization, while unanswered */
+	sd_bus_track *track;      /* the caller on the bus */
+	uid_t uid;
+	bool answered;
+	int result;               /* 1 allowed, -EACCES with @error */
+	sd_bus_error error;
+};
+
+static AuthQuery *auth_query_free(AuthQuery *q)
+{
+	Manager *m;
+
+	if (!q)
+		return NULL;
+	m = q->manager;
+	if (q->prev)
+		q->prev->next = q->next;
+	else
+		m->auth_queries = q->next;
+	if (q->next)
+		q->next->prev = q->prev;
+	m->n_auth_queries--;
+	/* Unreferencing the slot cancels polkit's pending answer. */
+	sd_bus_slot_unref(q->slot);
+	sd_bus_track_unref(q->track);
+	sd_bus_message_unref(q->call);
+	sd_bus_error_free(&q->error);
+	free(q);
+	return NULL;
+}
+
+static AuthQuery *auth_query_find(Manager *m, sd_bus_message *call)
+{
+	for (AuthQuery *q = m->auth_queries; q; q = q->next)
+		if (q->call == call)
+			return q;
+	return NULL;
+}
 
 static int sender_uid(sd_bus_message *m, uid_t *ret)
 {
@@ -27,117 +75,151 @@ static int sender_uid(sd_bus_message *m, uid_t *ret)
 	return sd_bus_creds_get_euid(creds, ret);
 }
 
-static void auth_done(Manager *m)
-{
-	m->auth_slot = sd_bus_slot_unref(m->auth_slot);
-	m->auth_call = sd_bus_message_unref(m->auth_call);
-	sd_bus_error_free(&m->auth_error);
-	m->auth_result = 0;
-}
-
 void manager_auth_cancel(Manager *m)
 {
-	auth_done(m);
+	while (m->auth_queries)
+		auth_query_free(m->auth_queries);
 }
 
-/* Turn polkit's answer (or its absence) into auth_result/auth_error. */
-static void auth_evaluate(Manager *m, sd_bus_message *reply)
+/* Turn polkit's answer (or its absence) into q->result/q->error. */
+static void auth_evaluate(AuthQuery *q, sd_bus_message *reply)
 {
 	const sd_bus_error *e = sd_bus_message_get_error(reply);
-	const char *member = sd_bus_message_get_member(m->auth_call);
+	const char *member = sd_bus_message_get_member(q->call);
 	int authorized = 0, challenge = 0, r;
 
+	q->answered = true;
+	q->result = -EACCES;
 	if (e) {
 		if (sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER)) {
 			log_notice("Denied %s to %s: polkit is not available and only root may.", member,
-				   sd_bus_message_get_sender(m->auth_call));
-			(void)sd_bus_error_setf(&m->auth_error, SD_BUS_ERROR_ACCESS_DENIED,
+				   sd_bus_message_get_sender(q->call));
+			(void)sd_bus_error_setf(&q->error, SD_BUS_ERROR_ACCESS_DENIED,
 						"Access denied: polkit is not running on this bus, so only root may call %s.",
 						member);
 		} else
-			(void)sd_bus_error_setf(&m->auth_error, SD_BUS_ERROR_ACCESS_DENIED, "Authorisation check failed: %s",
+			(void)sd_bus_error_setf(&q->error, SD_BUS_ERROR_ACCESS_DENIED, "Authorisation check failed: %s",
 						strna(e->message));
-		m->auth_result = -EACCES;
 		return;
 	}
 	r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
 	if (r >= 0)
 		r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
-	if (r < 0) {
-		(void)sd_bus_error_setf(&m->auth_error, SD_BUS_ERROR_ACCESS_DENIED, "Malformed polkit reply: %s",
+	if (r < 0)
+		(void)sd_bus_error_setf(&q->error, SD_BUS_ERROR_ACCESS_DENIED, "Malformed polkit reply: %s",
 					strerror(-r));
-		m->auth_result = -EACCES;
-	} else if (authorized)
-		m->auth_result = 1;
-	else if (challenge) {
-		(void)sd_bus_error_setf(&m->auth_error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
+	else if (authorized)
+		q->result = 1;
+	else if (challenge)
+		(void)sd_bus_error_setf(&q->error, SD_BUS_ERROR_INTERACTIVE_AUTHORIZATION_REQUIRED,
 					"%s needs authentication (polkit action %s); call it with interactive = true.",
 					member, POLKIT_ACTION);
-		m->auth_result = -EACCES;
-	} else {
-		log_notice("Denied %s to %s by polkit.", member, sd_bus_message_get_sender(m->auth_call));
-		(void)sd_bus_error_setf(&m->auth_error, SD_BUS_ERROR_ACCESS_DENIED, "Access denied by polkit (action %s).",
+	else {
+		log_notice("Denied %s to %s by polkit.", member, sd_bus_message_get_sender(q->call));
+		(void)sd_bus_error_setf(&q->error, SD_BUS_ERROR_ACCESS_DENIED, "Access denied by polkit (action %s).",
 					POLKIT_ACTION);
-		m->auth_result = -EACCES;
 	}
 }
 
 static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
 {
-	Manager *m = userdata;
-	_cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+	AuthQuery *q = userdata, *left;
+	Manager *m = q->manager;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *call = sd_bus_message_ref(q->call);
 
-	auth_evaluate(m, reply);
-	call = sd_bus_message_ref(m->auth_call);
-	/* The handler sees auth_call == its message and takes the result. */
+	q->slot = sd_bus_slot_unref(q->slot);
+	auth_evaluate(q, reply);
+	/* The handler finds its query answered, takes the result and frees it. */
 	(void)manager_redispatch(m, call);
-	if (m->auth_call == call)
-		auth_done(m);
+	left = auth_query_find(m, call);
+	if (left)
+		auth_query_free(left);
 	return 1;
+}
+
+/* The caller left the bus: nobody waits for the answer, and nothing is done on it. */
+static int on_caller_gone(sd_bus_track *track, void *userdata)
+{
+	AuthQuery *q = userdata;
+
+	log_info("Dropped the authorisation check of %s from %s (uid %u): the caller left the bus.",
+		 strna(sd_bus_message_get_member(q->call)), strna(sd_bus_message_get_sender(q->call)), (unsigned)q->uid);
+	auth_query_free(q);
+	return 0;
 }
 
 int bus_verify_polkit_async(Manager *m, sd_bus_message *msg, bool interactive, sd_bus_error *error)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
 	const char *sender = sd_bus_message_get_sender(msg);
+	unsigned same_uid = 0;
+	AuthQuery *q;
 	uid_t uid;
 	int r;
 
-	if (m->auth_call == msg) {
+	q = auth_query_find(m, msg);
+	if (q && q->answered) {
 		/* Dispatched again: polkit has answered. */
-		r = m->auth_result;
+		r = q->result;
 		if (r < 0)
-			(void)sd_bus_error_copy(error, &m->auth_error);
-		auth_done(m);
+			(void)sd_bus_error_copy(error, &q->error);
+		auth_query_free(q);
 		return r;
 	}
-	if (m->auth_call)
-		return sd_bus_error_setf(error, BUS_ERROR_BUSY,
-					 "Another change (%s from %s) is waiting for authorisation; try again.",
-					 sd_bus_message_get_member(m->auth_call), sd_bus_message_get_sender(m->auth_call));
 
 	r = sender_uid(msg, &uid);
 	if (r < 0)
 		return sd_bus_error_set_errnof(error, r, "Cannot tell who is calling: %s", strerror(-r));
+	/* Root first: nothing another user started can hold root up. */
 	if (uid == 0)
 		return 1;
 	if (!sender)
 		return sd_bus_error_set(error, SD_BUS_ERROR_ACCESS_DENIED, "Caller has no bus name.");
 
+	for (AuthQuery *i = m->auth_queries; i; i = i->next) {
+		if (streq_ptr(sd_bus_message_get_sender(i->call), sender))
+			return sd_bus_error_setf(error, BUS_ERROR_BUSY,
+						 "Your %s is still waiting for authorisation; answer it or try again.",
+						 strna(sd_bus_message_get_member(i->call)));
+		same_uid += i->uid == uid;
+	}
+	if (same_uid >= AUTH_PER_UID_MAX)
+		return sd_bus_error_setf(error, BUS_ERROR_BUSY,
+					 "%u changes of uid %u are waiting for authorisation already; try again.",
+					 same_uid, (unsigned)uid);
+	if (m->n_auth_queries >= AUTH_MAX)
+		return sd_bus_error_setf(error, BUS_ERROR_BUSY,
+					 "%u changes are waiting for authorisation already; try again.", m->n_auth_queries);
+
+	q = calloc(1, sizeof(AuthQuery));
+	if (!q)
+		return -ENOMEM;
+	*q = (AuthQuery) { .manager = m, .uid = uid, .next = m->auth_queries, .error = SD_BUS_ERROR_NULL };
+	if (m->auth_queries)
+		m->auth_queries->prev = q;
+	m->auth_queries = q;
+	m->n_auth_queries++;
+	q->call = sd_bus_message_ref(msg);
+
 	interactive = interactive || sd_bus_message_get_allow_interactive_authorization(msg);
-	r = sd_bus_message_new_method_call(sd_bus_message_get_bus(msg), &call, "org.freedesktop.PolicyKit1",
-					   "/org/freedesktop/PolicyKit1/Authority", "org.freedesktop.PolicyKit1.Authority",
-					   "CheckAuthorization");
+	r = sd_bus_track_new(sd_bus_message_get_bus(msg), &q->track, on_caller_gone, q);
+	if (r >= 0)
+		r = sd_bus_track_add_sender(q->track, msg);
+	if (r >= 0)
+		r = sd_bus_message_new_method_call(sd_bus_message_get_bus(msg), &call, "org.freedesktop.PolicyKit1",
+						   "/org/freedesktop/PolicyKit1/Authority",
+						   "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
 	if (r >= 0)
 		r = sd_bus_message_append(call, "(sa{sv})s", "system-bus-name", 1, "name", "s", sender, POLKIT_ACTION);
 	if (r >= 0)
 		r = sd_bus_message_append(call, "a{ss}us", 0, interactive ? POLKIT_ALLOW_USER_INTERACTION : 0U, "");
 	if (r >= 0)
 		/* Interactive authentication waits for a human; give it time. */
-		r = sd_bus_call_async(sd_bus_message_get_bus(msg), &m->auth_slot, call, on_polkit_reply, m,
+		r = sd_bus_call_async(sd_bus_message_get_bus(msg), &q->slot, call, on_polkit_reply, q,
 				      interactive ? 120 * 1000000ULL : 25 * 1000000ULL);
-	if (r < 0)
+	if (r < 0) {
+		auth_query_free(q);
 		return sd_bus_error_set_errnof(error, r, "Cannot ask polkit: %s", strerror(-r));
-	m->auth_call = sd_bus_message_ref(msg);
+	}
 	return 0;
 }

@@ -220,9 +220,9 @@ static int scan_numbered_dir(int root_fd, const char *dir, const char *prefix, C
 	DIR *d;
 	int r = 0;
 
-	fd = openat(root_fd, dir, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	fd = open_beneath(root_fd, dir, O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
 	if (fd < 0)
-		return negative_errno();
+		return fd;
 	d = fdopendir(fd);
 	if (!d)
 		return negative_errno();
@@ -900,9 +900,9 @@ int topology_load(int root_fd, Topology **ret)
 		return -ENOMEM;
 
 	/* The CPU files are opened below sys/devices/system/cpu: four path components fewer each. */
-	cpu_fd = openat(root_fd, CPU_DIR, O_PATH | O_DIRECTORY | O_CLOEXEC);
+	cpu_fd = open_beneath(root_fd, CPU_DIR, O_PATH | O_DIRECTORY, 0, FILEIO_READ);
 	if (cpu_fd < 0)
-		return negative_errno();
+		return cpu_fd;
 	r = load_cpu_sets(cpu_fd, t);
 	if (r < 0)
 		return r;

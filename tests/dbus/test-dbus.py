@@ -489,28 +489,59 @@ try:
         rc, out = ctl("set-profile", "latency", user="nobody")
         check("polkit allows org.topotune1.manage: unprivileged SetProfile works", rc == 0 and rd(main, RELAX) == "3", out)
 
-        # Authorisation is asynchronous: while polkit thinks, reads go on and other changes are Busy.
+        # Authorisation is asynchronous: while polkit thinks, reads go on, root is never held up,
+        # and one user's unanswered checks keep neither root nor another user out.
         pkcall = ["busctl", f"--address={ADDR}", "call", "org.freedesktop.PolicyKit1",
                   "/org/freedesktop/PolicyKit1/Authority", "org.freedesktop.DBus.Mock"]
+
+        def as_uid(uid, *args):
+            return subprocess.Popen(["setpriv", f"--reuid={uid}", f"--regid={uid}", "--clear-groups", CTL,
+                                     "--bus-address", ADDR] + list(args), stdout=subprocess.PIPE,
+                                    stderr=subprocess.STDOUT, text=True)
+
         subprocess.run(pkcall + ["SimulateHang", "b", "true"], check=True)
-        bg = subprocess.Popen(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", CTL, "--bus-address",
-                               ADDR, "set-profile", "throughput"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
-                              text=True)
+        mark = len(log_text(dlog))
+        bg = as_uid(65534, "set-profile", "throughput")
         for _ in range(100):
             if "b true" in subprocess.run(pkcall + ["HaveHangingCalls"], capture_output=True, text=True).stdout:
                 break
             time.sleep(0.05)
         e = call_error(mgr().SetProfile, "database", False)
-        check("a change while another waits for polkit -> org.topotune1.Error.Busy",
-              e[0] == "org.topotune1.Error.Busy", str(e))
+        check("root's change while a user's waits for polkit: done at once, never Busy",
+              e[0] is None and str(prop("ActiveProfile")) == "database", str(e))
         rc, out = ctl("status", user="nobody")
-        check("reads are served while polkit is asked", rc == 0 and "Profile: latency" in out, out)
+        check("reads are served while polkit is asked", rc == 0 and "Profile: database" in out, out)
+        # nobody fills its share of pending checks; the next one of nobody's is Busy, another user's is asked.
+        more = [as_uid(65534, "set-profile", "hpc") for _ in range(3)]
+        time.sleep(1.0)
+        rc, out = ctl("set-profile", "hpc", user="nobody")
+        check("a user with 4 checks pending gets Busy for a fifth",
+              rc == 2 and "org.topotune1.Error.Busy" in out and all(p.poll() is None for p in more),
+              f"rc={rc} {out} {[p.poll() for p in more]}")
+        other = as_uid(1, "set-profile", "latency")
+        time.sleep(1.5)
+        check("another user's change is still asked, not Busy", other.poll() is None,
+              other.communicate()[0] if other.poll() is not None else "")
+        # Callers that leave the bus: their checks are dropped, polkit's later yes does nothing.
+        for p in more:
+            p.kill()
+            p.wait()
+        for _ in range(100):
+            if log_text(dlog)[mark:].count("Dropped the authorisation check") >= 3:
+                break
+            time.sleep(0.05)
+        check("a caller that leaves the bus: its pending check is dropped",
+              log_text(dlog)[mark:].count("Dropped the authorisation check") == 3, log_text(dlog)[mark:][-800:])
         subprocess.run(pkcall + ["SimulateHang", "b", "false"], check=True)
         subprocess.run(pkcall + ["ReleaseHangingCalls"], check=True)
         out, _ = bg.communicate(timeout=30)
-        check("the waiting SetProfile completes once polkit allows it",
-              bg.returncode == 0 and str(prop("ActiveProfile")) == "throughput" and rd(main, RELAX) == "-1",
-              f"rc={bg.returncode} {out}")
+        oout, _ = other.communicate(timeout=30)
+        check("the waiting changes complete once polkit allows them; the dropped ones never run",
+              bg.returncode == 0 and other.returncode == 0
+              and str(prop("ActiveProfile")) in ("throughput", "latency")
+              and "Profile hpc applied" not in log_text(dlog)[mark:],
+              f"rc={bg.returncode} {out} rc={other.returncode} {oout} {str(prop('ActiveProfile'))}")
+        mgr().SetProfile("throughput", False)
         pk.terminate()
         pk.wait()
     else:
@@ -900,6 +931,71 @@ try:
     rc = stop_daemon(d)
     check("rollback = not-on-exit: stop leaves the tuned values and the record",
           rc == 0 and rd(tt, RELAX) == "3" and os.path.exists(os.path.join(tt, "run/topotune/state")))
+
+    # ======================= records that cannot be trusted or restored ==================
+    # A planted record: a file outside the allow-list, a path out of the root through "..".
+    pt = make_tree("planted", "vm-2cpu")
+    os.makedirs(os.path.join(pt, "run/topotune"), exist_ok=True)
+    os.makedirs(os.path.join(pt, "etc/cron.d"), exist_ok=True)
+    victim = os.path.join(base, "victim-passwd")
+    wr(base, "victim-passwd", "root:x:0:0::/root:/bin/sh\n")
+    out_rel = "../" * 8 + victim.lstrip("/")
+    wr(pt, RELAX, "3\n")
+    wr(pt, "run/topotune/state",
+       "# topotune write-ahead record v1: kind done setting path old new why\n"
+       "change file 1 relax_domain_level =etc/cron.d/topotune =*%20*%20*%20*%20*%20root%20sh%0A ! =planted\n"
+       f"change plain 1 smt_buddy_assist ={out_rel} =owned%0A =1 =planted\n"
+       "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =planted\n")
+    plog = os.path.join(base, "topotuned-planted.log")
+    d, ok = start_daemon(pt, plog)
+    reasons = [str(s) for s in prop("StateReasons")] if ok else []
+    aside = [f for f in os.listdir(os.path.join(pt, "run/topotune")) if f.startswith("state.failed-")]
+    aside_text = log_text(os.path.join(pt, "run/topotune", aside[0])) if aside else ""
+    check("planted record: nothing outside the allow-list created or written, the rest restored",
+          ok and not os.path.exists(os.path.join(pt, "etc/cron.d/topotune"))
+          and log_text(victim) == "root:x:0:0::/root:/bin/sh\n" and rd(pt, RELAX) == "-1",
+          f"ok={ok} {log_text(victim)!r} relax={rd(pt, RELAX) if ok else ''}")
+    check("planted record: refused lines kept aside whole, reported in StateReasons, State degraded",
+          ok and len(aside) == 1 and "etc/cron.d/topotune" in aside_text and out_rel in aside_text
+          and "sched_relax_domain_level" not in aside_text
+          and any("recovery:" in r and "not a path topotune writes" in r for r in reasons)
+          and any(aside[0] in r for r in reasons) and str(prop("State")) == "degraded",
+          f"{aside} {aside_text!r} {reasons}")
+    stop_daemon(d)
+
+    # Unrestorable (the isolation slice removed after a crash) and malformed records: start degraded, never loop.
+    ut = make_tree("unrestorable", "vm-2cpu")
+    os.makedirs(os.path.join(ut, "run/topotune"), exist_ok=True)
+    wr(ut, RELAX, "3\n")
+    wr(ut, "run/topotune/state",
+       "# topotune write-ahead record v1: kind done setting path old new why\n"
+       "change mkdir 1 isolated_cpus =sys/fs/cgroup/topotune-isolated.slice ! =dir =crash\n"
+       "change partition 1 isolated_cpus =sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition"
+       " =member%0A =isolated =crash\n"
+       "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =crash\n"
+       "change plain 1 smt_buddy_ass\n")
+    ulog = os.path.join(base, "topotuned-unrestorable.log")
+    d, ok = start_daemon(ut, ulog)
+    reasons = [str(s) for s in prop("StateReasons")] if ok else []
+    aside = [f for f in os.listdir(os.path.join(ut, "run/topotune")) if f.startswith("state.failed-")]
+    aside_text = log_text(os.path.join(ut, "run/topotune", aside[0])) if aside else ""
+    check("unrestorable and malformed record: topotuned starts degraded, restores what it can",
+          ok and str(prop("State")) == "degraded" and rd(ut, RELAX) == "-1"
+          and any("restored 2 of 4" in r for r in reasons)
+          and any("cpuset.cpus.partition" in r for r in reasons) and any(":5: malformed record" in r for r in reasons),
+          f"ok={ok} {reasons} {log_text(ulog)[-600:]}")
+    check("... keeps the rest in run/topotune/state.failed-*, not in the record",
+          len(aside) == 1 and "cpuset.cpus.partition" in aside_text and "smt_buddy_ass" in aside_text
+          and "sched_relax_domain_level" not in aside_text
+          and not os.path.exists(os.path.join(ut, "run/topotune/state")), f"{aside} {aside_text!r}")
+    stop_daemon(d)
+    d, ok = start_daemon(ut, ulog)
+    reasons = [str(s) for s in prop("StateReasons")] if ok else []
+    check("... and the next start is clean: no recovery, the file aside stays for a human",
+          ok and not any("recover" in r for r in reasons) and str(prop("State")) != "degraded"
+          and len([f for f in os.listdir(os.path.join(ut, "run/topotune")) if f.startswith("state.failed-")]) == 1,
+          f"ok={ok} {reasons}")
+    stop_daemon(d)
 
     # ======================= units/org.topotune1.conf on a system-bus policy ============
     if os.path.exists("/usr/share/dbus-1/system.conf"):

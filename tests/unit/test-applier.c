@@ -705,6 +705,149 @@ static void test_bootloader(void)
 	rm_rf(tmpl);
 }
 
+
+/*
+ * Recovery restores what the allow-list allows and can be put back, and
+ * sets the rest aside: nothing outside the list is created or written, and
+ * the record is gone afterwards.
+ */
+static void test_recover_aside(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_(recovery_done) Recovery rec = {};
+	_cleanup_free_ char *relax = NULL, *kept = NULL, *aside_rel = NULL;
+
+	put(fd, "etc/cron.d/.keep", "");
+	put(fd, "proc/sys/kernel/sched_relax_domain_level", "3\n");
+	put(fd, STATE_FILE,
+	    "# topotune write-ahead record v1: kind done setting path old new why\n"
+	    "change file 1 relax_domain_level =etc/cron.d/topotune =*%20root%20sh%0A ! =planted\n"
+	    "change plain 1 smt_buddy_assist =../../../etc/passwd =x ! =planted\n"
+	    "change feature 1 smt_buddy_assist =sys/kernel/debug/sched/features =PLACE_LAG%20x =SMT_BUDDY_ASSIST =planted\n"
+	    "change partition 1 isolated_cpus =sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition =member%0A =isolated =crash\n"
+	    "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =crash\n"
+	    "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =twice\n"
+	    "change plain 1 smt_buddy_ass\n");
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_recover(a, &rec), 0);
+	check_int(rec.found, 7);
+	check_int(rec.restored, 1);
+	check_int(strv_length(rec.problems), 6);
+	check(!path_exists_at(fd, "etc/cron.d/topotune"));
+	check_str(relax = file(fd, "proc/sys/kernel/sched_relax_domain_level"), "-1\n");
+	check(!path_exists_at(fd, STATE_FILE));
+	check_int(a->n_changes, 0);
+	check(rec.aside && startswith(rec.aside, "/run/topotune/state.failed-"));
+	aside_rel = rec.aside ? strdup(rec.aside + 1) : NULL;
+	check(aside_rel && read_file_at(fd, aside_rel, 0, &kept, NULL) == 0);
+	check(kept && strstr(kept, "=etc/cron.d/topotune ") && strstr(kept, "=../../../etc/passwd ") &&
+	      strstr(kept, "=PLACE_LAG%20x ") && strstr(kept, "cpuset.cpus.partition") && strstr(kept, "=twice") &&
+	      strstr(kept, "smt_buddy_ass\n") && !strstr(kept, "=crash\nchange plain"));
+	for (size_t i = 0; rec.problems && rec.problems[i]; i++)
+		check_ctx(rec.problems[i], strstr(rec.problems[i], "/run/topotune/state") ||
+					   strstr(rec.problems[i], "cpuset.cpus.partition"));
+
+	/* Recovery again: nothing to do, the file aside stays. */
+	recovery_done(&rec);
+	check_int(applier_recover(a, &rec), 0);
+	check_int(rec.found, 0);
+	check(!rec.problems && !rec.aside);
+	check(aside_rel && path_exists_at(fd, aside_rel));
+	rm_rf(tmpl);
+}
+
+/* The file outside the root, read with plain stdio: the test's view, not the agent's. */
+static void check_victim(const char *victim)
+{
+	char buf[128] = "";
+	FILE *v = fopen(victim, "re");
+
+	check(v && fread(buf, 1, sizeof(buf) - 1, v) > 0);
+	if (v)
+		fclose(v);
+	check_str(buf, "root:x:0:0::/root:/bin/sh\n");
+}
+
+/*
+ * Links out of the root: a sysctl, the bootloader drop-in and the record's
+ * temporary file pointing at a file outside (absolute or through ".."). The
+ * apply must fail or go around them, and the outside file stays as it was.
+ */
+static void test_links_out(const char *target_kind)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *outside = strprintf("%s.outside", tmpl), *victim = strprintf("%s/passwd", outside);
+	_cleanup_free_ char *cmd = NULL, *got = NULL, *link_path = NULL, *target = NULL;
+	_cleanup_(plan_freep) Plan *p = make_plan(SMT_BUDDY_ON, RELAX_KEEP, 0, NULL, false);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	bool absolute = streq(target_kind, "absolute");
+	FILE *f;
+
+	check(mkdir(outside, 0755) == 0);
+	f = fopen(victim, "we");
+	check(f != NULL);
+	if (f) {
+		fputs("root:x:0:0::/root:/bin/sh\n", f);
+		fclose(f);
+	}
+
+	/* 1. The sysctl is a link to the outside file. */
+	check(unlinkat(fd, "proc/sys/kernel/sched_smt_buddy_assist", 0) == 0);
+	/* Relative: from <root>/proc/sys/kernel/ four levels up is /tmp, then into the sibling. */
+	target = absolute ? strdup(victim) : strprintf("../../../../%s/passwd", strrchr(outside, '/') + 1);
+	check(symlinkat(target, fd, "proc/sys/kernel/sched_smt_buddy_assist") == 0);
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_apply(a, p), -ELOOP);
+	check_ctx(target_kind, a->error && strstr(a->error, "/proc/sys/kernel/sched_smt_buddy_assist"));
+	check_victim(victim);
+	check_ctx(target_kind, !path_exists_at(fd, STATE_FILE));
+	a = applier_free(a);
+	check(unlinkat(fd, "proc/sys/kernel/sched_smt_buddy_assist", 0) == 0);
+	put(fd, "proc/sys/kernel/sched_smt_buddy_assist", "0\n");
+
+	/* 2. The record's temporary file is a link (run/topotune/ is three levels deep): the outside stays. */
+	check(symlinkat(absolute ? victim : target + 3, fd, STATE_FILE ".tmp") == 0);
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_apply(a, p), 1);
+	check_victim(victim);
+	check(read_file_at(fd, STATE_FILE, 0, &got, NULL) == 0);
+	check_ctx(target_kind, got && startswith(got, "# topotune write-ahead record"));
+	check(applier_revert(a) == 0);
+	a = applier_free(a);
+
+	/* 3. The bootloader drop-in is a link to a passwd-like file. */
+	{
+		_cleanup_(topology_freep) Topology *t = NULL;
+		_cleanup_(plan_freep) Plan *pb = NULL;
+		ProfileSettings s = {
+			.smt_buddy_assist = SMT_BUDDY_KEEP,
+			.relax_mode = RELAX_LEVEL,
+			.relax_level = 2,
+			.isolation = ISOLATION_KEEP,
+		};
+		KernelCaps k;
+		PlanInput in;
+
+		put(fd, "etc/default/grub.d/.keep", "");
+		check(symlinkat(target, fd, "etc/default/grub.d/topotune.cfg") == 0);
+		check(topo_build(&small, &t) == 0);
+		kernel_caps_stock(&k);
+		in = (PlanInput) { &intel, t, &k, &s, "t" };
+		check(plan_compute(&in, &pb) == 0);
+		check(applier_new(fd, NULL, NULL, &a) == 0);
+		a->manage_bootloader = true;
+		check_int(applier_apply(a, pb), -ELOOP);
+		check_ctx(target_kind, a->error && strstr(a->error, "/etc/default/grub.d/topotune.cfg"));
+		kernel_caps_done(&k);
+	}
+	check_victim(victim);
+	rm_rf(tmpl);
+	rm_rf(outside);
+}
+
 static void test_escape(void)
 {
 	static const char *values[] = { "", "0", "a b\n", "100%", "GRUB=\"$X y\"\n", "x=y" };
@@ -762,5 +905,12 @@ int main(void)
 	test_diff();
 	test_empty_root();
 	test_bootloader();
+	test_recover_aside();
+	test_links_out("absolute");
+	test_links_out("relative");
+	/* The same where the kernel has no openat2(). */
+	fileio_force_walk(true);
+	test_links_out("absolute");
+	test_links_out("relative");
 	return test_end("test-applier");
 }

@@ -1,0 +1,203 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The root fd is a boundary: trees whose links point out of it, absolute and
+ * through "..", must not make a reader read or a writer write outside it;
+ * the kernel's own sysfs links inside it must keep working. Every case runs
+ * twice: with openat2() and with the component walk of kernels without it.
+ */
+#include <fcntl.h>
+#include <sys/stat.h>
+
+#include "fileio.h"
+#include "strutil.h"
+#include "test.h"
+
+static char base[] = "/tmp/test-fileio-XXXXXX";
+static char *root, *outside, *inside;
+static int root_fd = -EBADF;
+
+static void put(const char *dir, const char *path, const char *content)
+{
+	_cleanup_free_ char *p = strprintf("%s/%s", dir, path), *cmd = NULL;
+	FILE *f;
+
+	cmd = strprintf("mkdir -p \"$(dirname '%s')\"", p);
+	check(cmd && system(cmd) == 0);
+	f = fopen(p, "we");
+	check(f != NULL);
+	if (f) {
+		fputs(content, f);
+		fclose(f);
+	}
+}
+
+static void link_in_root(const char *target, const char *path)
+{
+	_cleanup_free_ char *p = strprintf("%s/%s", root, path), *cmd = NULL;
+
+	cmd = strprintf("mkdir -p \"$(dirname '%s')\"", p);
+	check(cmd && system(cmd) == 0);
+	check(symlink(target, p) == 0);
+}
+
+static char *outside_file(const char *name)
+{
+	_cleanup_free_ char *p = strprintf("%s/%s", outside, name);
+	char buf[256] = "";
+	size_t n;
+	FILE *f;
+
+	/* Plain fopen(): this is the test's view of the world, not the agent's. */
+	f = fopen(p, "re");
+	if (!f)
+		return strdup("(missing)");
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	buf[n] = '\0';
+	fclose(f);
+	return strdup(buf);
+}
+
+static void setup(void)
+{
+	_cleanup_free_ char *abs_secret = NULL, *rel_secret = NULL, *deep = NULL;
+
+	check(mkdtemp(base) != NULL);
+	root = strprintf("%s/root", base);
+	outside = strprintf("%s/outside", base);
+	put(outside, "secret", "outside\n");
+	put(outside, "dir/file", "outside dir\n");
+	/*
+	 * The links that must land inside the root name a directory that exists
+	 * nowhere on the host (the temporary directory's name, at "/"): a
+	 * broken resolver fails with ENOENT instead of reading or writing a real
+	 * /etc/passwd. (An earlier draft linked to /etc/passwd; run against the
+	 * old code, it truncated the host's.)
+	 */
+	inside = strprintf("/%s/passwd", strrchr(base, '/') + 1);
+	put(root, inside + 1, "root's own passwd\n");
+	put(root, "proc/sys/kernel/sched_relax_domain_level", "-1\n");
+	/* sysfs: cpu0/node0 -> ../../node/node0, as the kernel makes it. */
+	put(root, "sys/devices/system/node/node0/cpulist", "0-3\n");
+	link_in_root("../../node/node0", "sys/devices/system/cpu/cpu0/node0");
+	link_in_root("../../../../bus/cpu", "sys/devices/system/cpu/cpu0/subsystem");
+	put(root, "sys/bus/cpu/uevent", "bus\n");
+
+	abs_secret = strprintf("%s/secret", outside);
+	/* From root/proc/sys/kernel/: four levels up is root/, five is base/. */
+	rel_secret = strdup("../../../../outside/secret");
+	link_in_root(abs_secret, "proc/sys/kernel/sched_smt_buddy_assist");
+	link_in_root(rel_secret, "proc/sys/kernel/rel_link");
+	deep = strprintf("../../../../../../../../../..%s", inside);
+	link_in_root(deep, "proc/sys/kernel/deep_rel");
+	link_in_root(inside, "proc/sys/kernel/abs_inside");
+	link_in_root(outside, "sys/kernel/debug");   /* a directory link out */
+	link_in_root(abs_secret, "etc/default/grub.d/topotune.cfg");
+	check(root_open(root, &root_fd) == 0);
+}
+
+static void test_read(const char *mode)
+{
+	_cleanup_free_ char *s = NULL;
+	char buf[64];
+	int fd;
+
+	/* Links out of the root resolve inside it: there is no outside. */
+	check_int(read_file_at(root_fd, "/proc/sys/kernel/sched_smt_buddy_assist", 0, &s, NULL), -ENOENT);
+	check_int(read_line_buf_at(root_fd, "proc/sys/kernel/rel_link", buf, sizeof(buf)), -ENOENT);
+	check_int(read_file_at(root_fd, "sys/kernel/debug/secret", 0, &s, NULL), -ENOENT);
+	check_int(read_file_at(root_fd, "../outside/secret", 0, &s, NULL), -ENOENT);
+	check_ctx(mode, !path_exists_at(root_fd, "sys/kernel/debug/dir"));
+	check_ctx(mode, !dir_exists_at(root_fd, "sys/kernel/debug/dir"));
+
+	/* ...and there they find the root's own files. */
+	check_int(read_line_at(root_fd, "proc/sys/kernel/abs_inside", &s), 0);
+	check_str(s, "root's own passwd");
+	free(s), s = NULL;
+	check_int(read_line_buf_at(root_fd, "proc/sys/kernel/deep_rel", buf, sizeof(buf)), 17);
+	check_str(buf, "root's own passwd");
+
+	/* The kernel's own relative links in sysfs keep working. */
+	check_int(read_line_at(root_fd, "sys/devices/system/cpu/cpu0/node0/cpulist", &s), 0);
+	check_str(s, "0-3");
+	free(s), s = NULL;
+	check_int(read_line_at(root_fd, "sys/devices/system/cpu/cpu0/subsystem/uevent", &s), 0);
+	check_str(s, "bus");
+	free(s), s = NULL;
+	check_ctx(mode, dir_exists_at(root_fd, "sys/devices/system/cpu/cpu0/node0"));
+
+	/* Opened through the read rule, a directory below the root is a root of its own. */
+	fd = open_beneath(root_fd, "sys/devices/system/cpu", O_PATH | O_DIRECTORY, 0, FILEIO_READ);
+	check_ctx(mode, fd >= 0);
+	check_int(read_line_buf_at(fd, "cpu0/node0/cpulist", buf, sizeof(buf)), -ENOENT);
+	safe_close(fd);
+}
+
+static void test_write(const char *mode)
+{
+	_cleanup_free_ char *s = NULL, *o = NULL;
+
+	/* A link on the way is refused, wherever it points. */
+	check_int(write_string_at(root_fd, "proc/sys/kernel/sched_smt_buddy_assist", "1"), -ELOOP);
+	check_int(write_string_at(root_fd, "proc/sys/kernel/rel_link", "1"), -ELOOP);
+	check_int(write_string_at(root_fd, "proc/sys/kernel/abs_inside", "1"), -ELOOP);
+	check_int(write_string_at(root_fd, "sys/kernel/debug/secret", "1"), -ELOOP);
+	check_int(write_string_at(root_fd, "sys/devices/system/cpu/cpu0/node0/cpulist", "1"), -ELOOP);
+	check_int(write_string_at(root_fd, "../outside/secret", "1"), -EXDEV);
+	check_int(create_file_at(root_fd, "etc/default/grub.d/topotune.cfg", "GRUB=x\n", 0644), -ELOOP);
+	check_int(create_file_at(root_fd, "sys/kernel/debug/new", "x\n", 0644), -ELOOP);
+	check_int(mkdir_beneath(root_fd, "sys/kernel/debug/newdir", 0755), -ELOOP);
+	check_int(unlink_beneath(root_fd, "sys/kernel/debug/secret", false), -ELOOP);
+	check_str(o = outside_file("secret"), "outside\n");
+	check_str(s = outside_file("dir/file"), "outside dir\n");
+	free(s), s = NULL;
+	check_int(read_file_at(root_fd, inside, 0, &s, NULL), 0);
+	check_str(s, "root's own passwd\n");
+	free(s), s = NULL;
+
+	/* Plain paths are written as ever. */
+	check_int(write_string_at(root_fd, "/proc/sys/kernel/sched_relax_domain_level", "2"), 0);
+	check_int(read_line_at(root_fd, "proc/sys/kernel/sched_relax_domain_level", &s), 0);
+	check_str(s, "2");
+	free(s), s = NULL;
+	check_int(mkdir_beneath(root_fd, "etc/default/grub.d/sub", 0755), 0);
+	check_int(create_file_at(root_fd, "etc/default/grub.d/sub/a.cfg", "a\n", 0644), 0);
+	check_int(create_file_at(root_fd, "etc/default/grub.d/sub/a.cfg", "b\n", 0644), 0);
+	check_int(read_file_at(root_fd, "etc/default/grub.d/sub/a.cfg", 0, &s, NULL), 0);
+	check_str(s, "b\n");
+	free(s), s = NULL;
+	check_int(unlink_beneath(root_fd, "etc/default/grub.d/sub/a.cfg", false), 0);
+	check_int(unlink_beneath(root_fd, "etc/default/grub.d/sub", true), 0);
+
+	/* A hard link's other name keeps its content: the file is replaced, not written through. */
+	{
+		_cleanup_free_ char *a = strprintf("%s%s", root, inside), *b = strprintf("%s/etc/hard", root);
+
+		check(link(a, b) == 0);
+		check_int(create_file_at(root_fd, "etc/hard", "replaced\n", 0644), 0);
+		check_int(read_file_at(root_fd, inside, 0, &s, NULL), 0);
+		check_str(s, "root's own passwd\n");
+		free(s), s = NULL;
+		check(unlink(b) == 0);
+	}
+	check_ctx(mode, !path_exists_at(root_fd, "etc/.#hard.topotune-tmp"));
+}
+
+int main(void)
+{
+	_cleanup_free_ char *cmd = NULL;
+
+	setup();
+	test_read("openat2");
+	test_write("openat2");
+	fileio_force_walk(true);
+	test_read("walk");
+	test_write("walk");
+
+	safe_close(root_fd);
+	cmd = strprintf("rm -rf '%s'", base);
+	check(cmd && system(cmd) == 0);
+	free(root);
+	free(outside);
+	free(inside);
+	return test_end("fileio");
+}
