@@ -684,10 +684,23 @@ void manager_verify_now(Manager *m)
 	/* In sync again: forget the re-apply mark. */
 	m->reapplied &= drifted;
 	if (reapply) {
+		/*
+		 * A setting the kernel already held when the plan was made has a
+		 * step "in sync" and nothing for the applier to write: the repair
+		 * writes it all the same. Without a record of ours the value the
+		 * other writer left becomes the original that stop restores; with
+		 * one (we changed it earlier) the record keeps the true original.
+		 */
+		Plan repair = *m->plan;
+
+		for (size_t i = 0; i < _SETTING_MAX; i++)
+			if ((reapply & (1U << i)) && repair.steps[i].action == STEP_NONE &&
+			    repair.steps[i].control != CONTROL_NONE)
+				repair.steps[i].action = STEP_SET;
 		/* Settings backed off are left to the other writer; the rest is kept in shape. */
 		m->change_source = "drift: re-applying";
 		m->applying_plan = m->plan;
-		r = applier_apply_masked(m->applier, m->plan, m->backed_off);
+		r = applier_apply_masked(m->applier, &repair, m->backed_off);
 		m->applying_plan = NULL;
 		m->change_source = NULL;
 		if (r < 0)

@@ -932,6 +932,28 @@ try:
     check("rollback = not-on-exit: stop leaves the tuned values and the record",
           rc == 0 and rd(tt, RELAX) == "3" and os.path.exists(os.path.join(tt, "run/topotune/state")))
 
+    # ======================= drift of a setting that was in sync at start ==================
+    # latency wants relax_domain_level 3. In sync at start: no write, no record; a drift is
+    # repaired all the same, and stop restores what the other writer left (topotune had not
+    # changed it). Set at start: the record keeps the true original through the repair.
+    for start_value, stop_value, what in (("3", "2", "in sync at start"), ("-1", "-1", "set at start")):
+        dt = make_tree("drift-" + start_value.strip("-"), "hygon-7447v-2s-nps3",
+                       dropin="verify_interval = 1\nprofile = latency\n")
+        wr(dt, RELAX, start_value + "\n")
+        dlog2 = os.path.join(base, f"topotuned-drift{start_value}.log")
+        d, ok = start_daemon(dt, dlog2)
+        wr(dt, RELAX, "2\n")
+        end = time.time() + 5
+        while time.time() < end and rd(dt, RELAX) != "3":
+            time.sleep(0.1)
+        time.sleep(1.2)   # one more check: the repair is not taken for another writer
+        state, reasons = str(prop("State")), [str(s) for s in prop("StateReasons")]
+        check(f"drift repair ({what}): relax_domain_level written back to 3, State applied, no back-off",
+              ok and rd(dt, RELAX) == "3" and state == "applied" and not any("another writer" in r for r in reasons),
+              f"relax={rd(dt, RELAX)} {state} {reasons} " + log_text(dlog2)[-600:])
+        stop_daemon(d)
+        check(f"drift repair ({what}): stop restores {stop_value}", rd(dt, RELAX) == stop_value, rd(dt, RELAX))
+
     # ======================= records that cannot be trusted or restored ==================
     # A planted record: a file outside the allow-list, a path out of the root through "..".
     pt = make_tree("planted", "vm-2cpu")
