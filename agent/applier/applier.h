@@ -87,7 +87,7 @@ typedef struct Mismatch {
 const char *write_kind_to_string(WriteKind k) _const_;
 WriteKind write_kind_from_string(const char *s) _pure_;
 
-#define ISOLATION_SLICE "topotune-isolated.slice"
+#define ISOLATION_SLICE "topotune.slice"
 #define STATE_DIR "run/topotune"
 #define STATE_FILE "run/topotune/state"
 

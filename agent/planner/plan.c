@@ -33,7 +33,7 @@ static const char *const control_table[_CONTROL_MAX] = {
 	[CONTROL_SYSCTL_RELAX] = "sysctl kernel.sched_relax_domain_level",
 	[CONTROL_CGROUP_V1_RELAX] = "cgroup v1 cpuset.sched_relax_domain_level",
 	[CONTROL_KERNEL_CMDLINE] = "kernel command line",
-	[CONTROL_CPUSET_PARTITION] = "cgroup v2 isolated partition topotune-isolated.slice",
+	[CONTROL_CPUSET_PARTITION] = "cgroup v2 isolated partition topotune.slice",
 };
 DEFINE_STRING_TABLE_LOOKUP(control, Control);
 

@@ -40,7 +40,7 @@ typedef enum Control {
 	CONTROL_SYSCTL_RELAX,         /* /proc/sys/kernel/sched_relax_domain_level */
 	CONTROL_CGROUP_V1_RELAX,      /* /sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level */
 	CONTROL_KERNEL_CMDLINE,       /* relax_domain_level= at next boot */
-	CONTROL_CPUSET_PARTITION,     /* topotune-isolated.slice, cpuset.cpus.partition */
+	CONTROL_CPUSET_PARTITION,     /* topotune.slice, cpuset.cpus.partition */
 	_CONTROL_MAX,
 	_CONTROL_INVALID = -EINVAL,
 } Control;

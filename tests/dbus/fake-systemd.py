@@ -16,6 +16,9 @@ slice, so that the fast tier fails where a real systemd does:
   cpuset.cpus is written.
 - StopUnit(s, s): the cgroup is removed (unless units still run in it),
   and cpuset is disabled in the root again when no active unit wants it.
+- A slice's cgroup is where systemd puts it: a dash nests, so
+  "a-b.slice" is a/b's "a.slice/a-b.slice", made with its parents (cpuset
+  enabled in each parent on the way down).
 
 Like systemd, it answers the call first and changes the tree from its event
 loop a little later (a job, the cgroup realisation queue): callers must wait
@@ -74,11 +77,23 @@ def set_root_controllers(ctrls):
         f.write(" ".join(ctrls) + "\n")
 
 
+def cgroup_path(name):
+    """systemd's slice_build_subslice(): every dash is a level."""
+    parts = name[:-len(".slice")].split("-")
+    return os.path.join(*["-".join(parts[:i + 1]) + ".slice" for i in range(len(parts))])
+
+
 def realise(name):
     u = units[name]
     if not u["active"]:
         return
-    d = os.path.join(CG, name)
+    d = os.path.join(CG, cgroup_path(name))
+    parent = CG
+    for part in cgroup_path(name).split("/")[:-1]:
+        parent = os.path.join(parent, part)
+        os.makedirs(parent, exist_ok=True)
+        with open(os.path.join(parent, "cgroup.subtree_control"), "w") as f:
+            f.write("cpuset\n" if u["cpus"] else "\n")
     os.makedirs(d, exist_ok=True)
     for fname, text in (("cgroup.procs", ""), ("cgroup.stat", "nr_descendants 0\nnr_dying_descendants 0\n")):
         if not os.path.exists(os.path.join(d, fname)):
@@ -98,7 +113,7 @@ def realise(name):
 
 
 def prune(name):
-    d = os.path.join(CG, name)
+    d = os.path.join(CG, cgroup_path(name))
     if os.path.isdir(d) and not [e for e in os.scandir(d) if e.is_dir()]:
         shutil.rmtree(d)
     if not any(u["active"] and u["cpus"] for u in units.values()):

@@ -104,7 +104,7 @@ def make_tree(name, spec, sets=(), dropin=""):
 
 def slice_dir(root, partition_as_dir=False):
     """What systemd/the kernel would have: the slice cgroup with its files."""
-    d = os.path.join(root, "sys/fs/cgroup/topotune-isolated.slice")
+    d = os.path.join(root, "sys/fs/cgroup/topotune.slice")
     os.makedirs(d, exist_ok=True)
     with open(os.path.join(d, "cpuset.cpus"), "w") as f:
         f.write("\n")
@@ -364,8 +364,8 @@ try:
     # hpc: isolation through the cgroup files (no systemd); the test plays the kernel.
     err = call_error(mgr().SetProfile, "hpc", False)
     iso = str(prop("IsolatedCpus"))
-    part = rd(main, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition")
-    cpus = rd(main, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus")
+    part = rd(main, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition")
+    cpus = rd(main, "sys/fs/cgroup/topotune.slice/cpuset.cpus")
     check("SetProfile(hpc): isolated partition with 2 CPUs per LLC, relax auto=4",
           err[0] is None and part == "isolated" and cpus == iso and iso.startswith("6-7,14-15") and rd(main, RELAX) == "4",
           f"{err} part={part} cpus={cpus} iso={iso}")
@@ -641,7 +641,7 @@ try:
     iso0 = str(prop("IsolatedCpus")) if ok else ""
     topo0 = prop("Topology") if ok else {}
     check("hotplug tree: hpc applied, isolated CPUs in every LLC",
-          ok and str(prop("ActiveProfile")) == "hpc" and iso0 and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == iso0
+          ok and str(prop("ActiveProfile")) == "hpc" and iso0 and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == iso0
           and int(topo0["threads"]) == 384, f"{iso0} {log_text(hlog)[-800:]}")
     gone = min(cpulist(iso0)) if iso0 else 6
     off = os.path.join(base, "hotplug-off")
@@ -662,8 +662,8 @@ try:
     check(f"cpu{gone} (isolated) goes offline: the poll notices, Topology re-read (383 threads)",
           int(prop("Topology")["threads"]) == 383, log_text(hlog)[-800:])
     recomputed = (iso1 and cpulist(iso1) <= online1 and gone not in cpulist(iso1)
-                  and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == iso1
-                  and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "isolated"
+                  and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == iso1
+                  and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition") == "isolated"
                   and state in ("applied", "degraded"))
     said = state in ("degraded", "failed") and any("isolated" in r for r in reasons)
     check("... the isolated set is recomputed on the online CPUs (or State says why), never left invalid",
@@ -684,10 +684,10 @@ try:
         time.sleep(0.1)
     check(f"cpu{gone} back online: Topology 384 threads, the isolated set as at start",
           int(prop("Topology")["threads"]) == 384 and str(prop("IsolatedCpus")) == iso0
-          and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == iso0, str(prop("IsolatedCpus")))
+          and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == iso0, str(prop("IsolatedCpus")))
     stop_daemon(d)
-    check("hotplug tree: stop restores the slice", rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == ""
-          and rd(hp, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "member")
+    check("hotplug tree: stop restores the slice", rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == ""
+          and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition") == "member")
     shutil.rmtree(hp)
 
     # ======================= a partition that refuses the write: rollback =========
@@ -840,39 +840,39 @@ try:
     e = call_error(mgr().SetProfile, "hpc", False)
     calls = log_text(calls_log) if os.path.exists(calls_log) else ""
     iso = str(prop("IsolatedCpus"))
-    check("systemd path: SetUnitProperties(topotune-isolated.slice, runtime, AllowedCPUs=mask), then StartUnit",
-          e[0] is None and f"topotune-isolated.slice runtime=1 AllowedCPUs={iso}\nStartUnit topotune-isolated.slice replace\n"
+    check("systemd path: SetUnitProperties(topotune.slice, runtime, AllowedCPUs=mask), then StartUnit",
+          e[0] is None and f"topotune.slice runtime=1 AllowedCPUs={iso}\nStartUnit topotune.slice replace\n"
           in calls, f"{e} {calls} {iso}")
     check("systemd path: the started slice's cgroup is an isolated partition, cpuset enabled in the root by systemd",
-          rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "isolated"
-          and rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus") == iso
+          rd(sd_tree, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition") == "isolated"
+          and rd(sd_tree, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == iso
           and "cpuset" in rd(sd_tree, ROOT_CTRL).split() and str(prop("State")) == "applied",
           f"{e} {rd(sd_tree, ROOT_CTRL)} {[str(r) for r in prop('StateReasons')]}")
     e = call_error(mgr().Revert, False)
     calls = log_text(calls_log)
     check("systemd path: Revert restores the partition, stops the slice it started, resets AllowedCPUs",
-          e[0] is None and calls.endswith("StopUnit topotune-isolated.slice replace\n"
-                                          "topotune-isolated.slice runtime=1 AllowedCPUs=\n")
-          and not os.path.exists(os.path.join(sd_tree, "sys/fs/cgroup/topotune-isolated.slice")), f"{e} {calls}")
+          e[0] is None and calls.endswith("StopUnit topotune.slice replace\n"
+                                          "topotune.slice runtime=1 AllowedCPUs=\n")
+          and not os.path.exists(os.path.join(sd_tree, "sys/fs/cgroup/topotune.slice")), f"{e} {calls}")
     e = call_error(mgr().SetProfile, "hpc", False)
     # A workload the operator started in the slice (systemd-run --slice=...): a child cgroup.
-    wl = "sys/fs/cgroup/topotune-isolated.slice/run-u7.service"
+    wl = "sys/fs/cgroup/topotune.slice/run-u7.service"
     os.makedirs(os.path.join(sd_tree, wl))
-    wr(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cgroup.stat", "nr_descendants 1\nnr_dying_descendants 0\n")
+    wr(sd_tree, "sys/fs/cgroup/topotune.slice/cgroup.stat", "nr_descendants 1\nnr_dying_descendants 0\n")
     stop_daemon(d)
     calls = log_text(calls_log)
     check("systemd path: stop with a unit running in the slice restores the partition and AllowedCPUs, "
           "leaves the slice (and the unit) running",
-          e[0] is None and calls.endswith("topotune-isolated.slice runtime=1 AllowedCPUs=\n")
+          e[0] is None and calls.endswith("topotune.slice runtime=1 AllowedCPUs=\n")
           and "StopUnit" not in calls.split("StartUnit")[-1]
-          and rd(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition") == "member"
+          and rd(sd_tree, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition") == "member"
           and os.path.isdir(os.path.join(sd_tree, wl)) and rd(sd_tree, SMT) == sorig[SMT].decode().strip(),
           f"{e} {calls}")
-    # The workload ends; the operator stops the slice (systemctl stop topotune-isolated.slice).
+    # The workload ends; the operator stops the slice (systemctl stop topotune.slice).
     os.rmdir(os.path.join(sd_tree, wl))
-    wr(sd_tree, "sys/fs/cgroup/topotune-isolated.slice/cgroup.stat", "nr_descendants 0\nnr_dying_descendants 0\n")
+    wr(sd_tree, "sys/fs/cgroup/topotune.slice/cgroup.stat", "nr_descendants 0\nnr_dying_descendants 0\n")
     bus.call_blocking("org.freedesktop.systemd1", "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager",
-                      "StopUnit", "ss", ["topotune-isolated.slice", "replace"])
+                      "StopUnit", "ss", ["topotune.slice", "replace"])
     for _ in range(40):
         if not snap_diff(sorig, snapshot(sd_tree)):
             break
@@ -991,8 +991,8 @@ try:
     wr(ut, RELAX, "3\n")
     wr(ut, "run/topotune/state",
        "# topotune write-ahead record v1: kind done setting path old new why\n"
-       "change mkdir 1 isolated_cpus =sys/fs/cgroup/topotune-isolated.slice ! =dir =crash\n"
-       "change partition 1 isolated_cpus =sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition"
+       "change mkdir 1 isolated_cpus =sys/fs/cgroup/topotune.slice ! =dir =crash\n"
+       "change partition 1 isolated_cpus =sys/fs/cgroup/topotune.slice/cpuset.cpus.partition"
        " =member%0A =isolated =crash\n"
        "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =crash\n"
        "change plain 1 smt_buddy_ass\n")

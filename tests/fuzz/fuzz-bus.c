@@ -57,7 +57,7 @@
 #define CORES 6
 #define STEPS_MAX 48
 #define CALL_TIMEOUT_USEC (8 * 1000000ULL)
-#define SLICE "sys/fs/cgroup/topotune-isolated.slice"
+#define SLICE "sys/fs/cgroup/topotune.slice"
 
 /* Keep the fuzzer's change records out of the host's journal: the daemon logs them to stderr then. */
 int sd_journal_send_with_location(const char *file, const char *line, const char *func, const char *format, ...)
@@ -657,7 +657,7 @@ static int systemd_set_unit_properties(Peer *p, sd_bus_message *m)
 	int runtime;
 
 	fuzz_assert(sd_bus_message_read(m, "sb", &unit, &runtime) >= 0);
-	fuzz_assert(streq(unit, "topotune-isolated.slice") && runtime);
+	fuzz_assert(streq(unit, "topotune.slice") && runtime);
 	fuzz_assert(sd_bus_message_enter_container(m, 'a', "(sv)") > 0);
 	fuzz_assert(sd_bus_message_enter_container(m, 'r', "sv") > 0);
 	fuzz_assert(sd_bus_message_read(m, "s", &name) >= 0);
@@ -684,7 +684,7 @@ static int systemd_start_stop(Peer *p, sd_bus_message *m, bool start)
 	const char *unit, *mode;
 
 	fuzz_assert(sd_bus_message_read(m, "ss", &unit, &mode) >= 0);
-	fuzz_assert(streq(unit, "topotune-isolated.slice"));
+	fuzz_assert(streq(unit, "topotune.slice"));
 	if (peer_get(&p->systemd_fail))
 		return sd_bus_reply_method_errorf(m, "org.freedesktop.systemd1.UnitMasked", "Unit %s is masked.", unit);
 	if (start) {

@@ -256,8 +256,8 @@ static void test_apply_verify_revert(void)
 	check_int(applier_apply(a, p), 5);
 	check_str(smt = file(fd, "proc/sys/kernel/sched_smt_buddy_assist"), "1");
 	check_str(relax = file(fd, "proc/sys/kernel/sched_relax_domain_level"), "2");
-	check_str(cpus = file(fd, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus"), "3,7");
-	check_str(part = file(fd, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition"), "isolated");
+	check_str(cpus = file(fd, "sys/fs/cgroup/topotune.slice/cpuset.cpus"), "3,7");
+	check_str(part = file(fd, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition"), "isolated");
 	check(path_exists_at(fd, STATE_FILE));
 	check(applier_verify(a, p, &m, &n) == 0);
 	check_int(n, 0);
@@ -326,7 +326,7 @@ static void test_faults(void)
 	}
 	/* The last step fails after four writes: all four come back. */
 	test_fault("partition EACCES", (Fault) { .path = "cpuset.cpus.partition", .on_write = true, .error = EACCES },
-		   -EACCES, "/sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition: writing \"isolated\"", false);
+		   -EACCES, "/sys/fs/cgroup/topotune.slice/cpuset.cpus.partition: writing \"isolated\"", false);
 	/* The kernel takes the write but reports the partition invalid. */
 	test_fault("partition invalid",
 		   (Fault) { .path = "cpuset.cpus.partition", .read_as = "isolated invalid (Cpu list in cpuset.cpus not exclusive)\n",
@@ -342,8 +342,8 @@ static void test_faults(void)
 	test_fault("vanished", (Fault) { .path = "sched_smt_buddy_assist", .error = ENOENT }, -ENOENT,
 		   "/proc/sys/kernel/sched_smt_buddy_assist: No such file or directory", false);
 	/* mkdir of the slice refused. */
-	test_fault("cgroup mkdir EROFS", (Fault) { .path = "topotune-isolated.slice", .on_write = true, .error = EROFS },
-		   -EROFS, "topotune-isolated.slice: writing \"dir\": Read-only file system", false);
+	test_fault("cgroup mkdir EROFS", (Fault) { .path = "topotune.slice", .on_write = true, .error = EROFS },
+		   -EROFS, "topotune.slice: writing \"dir\": Read-only file system", false);
 }
 
 /*
@@ -726,7 +726,7 @@ static void test_recover_aside(void)
 	    "change file 1 relax_domain_level =etc/cron.d/topotune =*%20root%20sh%0A ! =planted\n"
 	    "change plain 1 smt_buddy_assist =../../../etc/passwd =x ! =planted\n"
 	    "change feature 1 smt_buddy_assist =sys/kernel/debug/sched/features =PLACE_LAG%20x =SMT_BUDDY_ASSIST =planted\n"
-	    "change partition 1 isolated_cpus =sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition =member%0A =isolated =crash\n"
+	    "change partition 1 isolated_cpus =sys/fs/cgroup/topotune.slice/cpuset.cpus.partition =member%0A =isolated =crash\n"
 	    "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =crash\n"
 	    "change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =-1%0A =3 =twice\n"
 	    "change plain 1 smt_buddy_ass\n");

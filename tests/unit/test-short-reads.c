@@ -605,8 +605,8 @@ static int make_applier_tree(char *tmpl)
 	put(fd, "sys/fs/cgroup/cgroup.subtree_control", "cpuset cpu memory\n");
 	put(fd, "sys/fs/cgroup/cpuset.cpus.isolated", "\n");
 	/* The kernel's files of the slice cgroup, as if it existed already. */
-	put(fd, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus", "\n");
-	put(fd, "sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition", "member\n");
+	put(fd, "sys/fs/cgroup/topotune.slice/cpuset.cpus", "\n");
+	put(fd, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition", "member\n");
 	put(fd, "run/topotune/.keep", "");
 	return fd;
 }

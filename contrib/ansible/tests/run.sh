@@ -67,11 +67,11 @@ DAEMON="$BUILD/agent/service/topotuned"
 # 2. the fake root: a patched-kernel Hygon 7447v and the shipped configuration
 python3 "$SRC/tests/sysroot/gen-sysroot.py" -q --set kernel.patched=yes hygon-7447v-2s-nps6 "$ROOT"
 mkdir -p "$ROOT/usr/lib/topotune" "$ROOT/etc/topotune/profiles" "$ROOT/etc/topotune/hardware.d" \
-	"$ROOT/etc/topotune/topotune.conf.d" "$ROOT/sys/fs/cgroup/topotune-isolated.slice"
+	"$ROOT/etc/topotune/topotune.conf.d" "$ROOT/sys/fs/cgroup/topotune.slice"
 cp -r "$SRC/conf/profiles" "$SRC/conf/hardware.d" "$ROOT/usr/lib/topotune/"
 cp "$SRC/conf/topotune.conf" "$ROOT/etc/topotune/"
-echo >"$ROOT/sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus"
-echo member >"$ROOT/sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition"
+echo >"$ROOT/sys/fs/cgroup/topotune.slice/cpuset.cpus"
+echo member >"$ROOT/sys/fs/cgroup/topotune.slice/cpuset.cpus.partition"
 # Written by hand, not by the role: the role's pruning must leave it alone.
 # No periodic verify: drift is for the play to find, not for the daemon.
 printf '[daemon]\nverify_interval = 0\n' >"$ROOT/etc/topotune/topotune.conf.d/10-test.conf"
