@@ -522,6 +522,8 @@ static int reply_error(sd_bus_error *error, int r, const char *what, const char 
 	case -ELOOP:
 	case -ENOLINK:     /* an include= that does not exist */
 	case -ENOTUNIQ:
+	case -EBADFD:      /* a FIFO, socket or device where a file should be */
+	case -EFBIG:
 		return bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "%s", detail ?: what);
 	case -EOPNOTSUPP:
 		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "%s: %s", what, strna(detail));

@@ -909,6 +909,32 @@ try:
           f"ok={ok} {reasons}")
     stop_daemon(d)
 
+    # ======================= FIFOs among the configuration files =========================
+    ft = make_tree("fifo", "vm-2cpu")
+    os.makedirs(os.path.join(ft, "etc/topotune/profiles"), exist_ok=True)
+    os.mkfifo(os.path.join(ft, "etc/topotune/profiles/fifo.ini"))
+    flog = os.path.join(base, "topotuned-fifo.log")
+    d, ok = start_daemon(ft, flog)
+    t = time.time()
+    e = call_error(lambda: mgr().SetProfile("fifo", False, timeout=10)) if ok else ("not started", "")
+    check("SetProfile(a FIFO) -> InvalidProfile at once, naming it; the daemon serves on",
+          e[0] == "org.topotune1.Error.InvalidProfile" and "fifo.ini: not a regular file" in e[1]
+          and time.time() - t < 5 and str(prop("State")) != "", str(e))
+    os.mkfifo(os.path.join(ft, "etc/topotune/topotune.conf.d/60-fifo.conf"))
+    t = time.time()
+    e = call_error(lambda: mgr().Reload(timeout=10)) if ok else ("", "")
+    check("Reload with a FIFO drop-in -> InvalidProfile at once, naming it",
+          e[0] == "org.topotune1.Error.InvalidProfile" and "60-fifo.conf: not a regular file" in e[1]
+          and time.time() - t < 5, str(e))
+    t = time.time()
+    rc = stop_daemon(d) if ok else None
+    check("... and SIGTERM still stops it, reverting", rc == 0 and time.time() - t < 10, f"rc={rc}")
+    r = subprocess.run([TOPOTUNED, "--root", ft, "--bus-address", ADDR, "--no-systemd"], capture_output=True,
+                       text=True, timeout=20) if not bus.name_has_owner(NAME) else None
+    check("start with a FIFO drop-in: exits at once naming it, does not hang",
+          r is not None and r.returncode == 1 and "60-fifo.conf: not a regular file" in r.stderr,
+          r.stderr[-400:] if r else "")
+
     # ======================= units/org.topotune1.conf on a system-bus policy ============
     if os.path.exists("/usr/share/dbus-1/system.conf"):
         with open("/usr/share/dbus-1/system.conf") as f:
