@@ -167,6 +167,23 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     check("9 MiB profile: refused with its size", rc == 2 and "huge.ini: larger than 8 MiB" in err, (rc, err))
     os.remove(os.path.join(vm, "etc/topotune/profiles/huge.ini"))
 
+    # A profile's bytes reach the terminal escaped, as the daemon's bus text is.
+    write(os.path.join(vm, "etc/topotune/profiles/esc.ini"),
+          "[profile]\ndescription = red \x1b[31mALERT\x1b[0m \x07 \x9b2J\n")
+    with open(os.path.join(vm, "etc/topotune/profiles/bin.ini"), "wb") as f:
+        f.write(b"[profile]\ndescription = bin \xff\xfe\x01 end\n")
+    p = subprocess.run([ctl, "--root", vm, "profiles"], capture_output=True, timeout=60)
+    check("profiles (offline): control and invalid bytes escaped, never raw",
+          p.returncode == 0 and b"\x1b" not in p.stdout and b"\x07" not in p.stdout and b"\xff" not in p.stdout
+          and b"\xc2\x9b" not in p.stdout and b"red \\x1b[31mALERT" in p.stdout and b"bin \\xff\\xfe\\x01 end" in p.stdout,
+          p.stdout[-400:])
+    write(os.path.join(vm, "etc/topotune/profiles/esckey.ini"), "[scheduler]\nsmt\x1b[2J = on\n")
+    p = subprocess.run([ctl, "--root", vm, "plan", "--profile", "esckey"], capture_output=True, timeout=60)
+    check("an error quoting a profile line: escaped on stderr",
+          p.returncode == 2 and b"\x1b" not in p.stderr and b"smt\\x1b[2J" in p.stderr, p.stderr[-300:])
+    for f in ("esc.ini", "bin.ini", "esckey.ini"):
+        os.remove(os.path.join(vm, "etc/topotune/profiles", f))
+
     # layout --compare: the kernel's /proc/schedstat against the prediction.
     write(os.path.join(vm, "proc/schedstat"),
           "version 17\ntimestamp 1\ncpu0 0 0\ndomain0 MC 3 0 0\ncpu1 0 0\ndomain0 MC 3 0 0\n")

@@ -935,6 +935,35 @@ try:
           r is not None and r.returncode == 1 and "60-fifo.conf: not a regular file" in r.stderr,
           r.stderr[-400:] if r else "")
 
+    # ======================= errors that say what happened ===============================
+    et = make_tree("errors", "hygon-7447v-2s-nps3")
+    os.makedirs(os.path.join(et, "etc/topotune/profiles/dirprof.ini"))
+    wr(et, "etc/topotune/profiles/esc.ini", "[profile]\ndescription = red \x1b[31mALERT\x1b[0m \x07bell\n")
+    elog = os.path.join(base, "topotuned-errors.log")
+    d, ok = start_daemon(et, elog)
+    e = call_error(mgr().SetProfile, "dirprof", False) if ok else ("", "")
+    check("SetProfile(a directory) -> InvalidProfile naming it, not System.Error.EISDIR",
+          e[0] == "org.topotune1.Error.InvalidProfile" and "dirprof.ini" in e[1], str(e))
+    e = call_error(mgr().SetProfile, "x" * 10000, False) if ok else ("", "")
+    check("SetProfile(a 10 kB name) -> NoSuchProfile quoting 64 bytes of it and its length",
+          e[0] == "org.topotune1.Error.NoSuchProfile" and len(e[1]) < 300 and "(10000 bytes)" in e[1],
+          f"{e[0]} {len(e[1])} {e[1][:120]}")
+    e = call_error(mgr().SetProfile, "bad\x1bname\x7f", False) if ok else ("", "")
+    check("SetProfile(a name with control characters) -> quoted escaped",
+          e[0] == "org.topotune1.Error.NoSuchProfile" and "\x1b" not in e[1] and "\\x1b" in e[1], str(e))
+    rc, out = ctl("profiles")
+    check("topotunectl profiles (online): a description's control bytes escaped, never raw",
+          rc == 0 and "\x1b" not in out and "\x07" not in out and "red \\x1b[31mALERT" in out, repr(out[-300:]))
+    subprocess.run(["chattr", "+i", os.path.join(et, RELAX)], check=True)
+    try:
+        e = call_error(mgr().SetProfile, "latency", False) if ok else ("", "")
+    finally:
+        subprocess.run(["chattr", "-i", os.path.join(et, RELAX)], check=True)
+    check("the kernel's EPERM to an authorised root caller -> IOError saying so, not AccessDenied",
+          e[0] == "org.freedesktop.DBus.Error.IOError" and "Operation not permitted" in e[1]
+          and "sched_relax_domain_level" in e[1], str(e))
+    stop_daemon(d)
+
     # ======================= units/org.topotune1.conf on a system-bus policy ============
     if os.path.exists("/usr/share/dbus-1/system.conf"):
         with open("/usr/share/dbus-1/system.conf") as f:
