@@ -265,9 +265,26 @@ int unlink_beneath(int dir_fd, const char *path, bool dir)
 	return unlinkat(fd, name, dir ? AT_REMOVEDIR : 0) < 0 ? negative_errno() : 0;
 }
 
+/* A file to read: never a FIFO or a device that blocks open() or read(). */
 static int open_regular(int dir_fd, const char *path, FileResolve how)
 {
-	return open_beneath(dir_fd, path, O_RDONLY | O_NOCTTY, 0, how);
+	struct stat st;
+	int fd;
+
+	fd = open_beneath(dir_fd, path, O_RDONLY | O_NOCTTY | O_NONBLOCK, 0, how);
+	if (fd < 0)
+		return fd;
+	if (fstat(fd, &st) < 0) {
+		int r = negative_errno();
+
+		safe_close(fd);
+		return r;
+	}
+	if (!S_ISREG(st.st_mode)) {
+		safe_close(fd);
+		return S_ISDIR(st.st_mode) ? -EISDIR : -EBADFD;
+	}
+	return fd;
 }
 
 int root_open(const char *path, int *ret_fd)
@@ -457,12 +474,18 @@ int write_string_at(int dir_fd, const char *path, const char *value)
 {
 	_cleanup_close_ int fd = -EBADF;
 	size_t len = strlen(value);
+	struct stat st;
 	ssize_t n;
 	int r;
 
-	fd = open_beneath(dir_fd, path, O_WRONLY | O_NOCTTY | O_TRUNC, 0, FILEIO_WRITE);
+	fd = open_beneath(dir_fd, path, O_WRONLY | O_NOCTTY | O_TRUNC | O_NONBLOCK, 0, FILEIO_WRITE);
 	if (fd < 0)
 		return fd;
+	/* sysfs, procfs, cgroupfs and debugfs attributes are all regular files. */
+	if (fstat(fd, &st) < 0)
+		return negative_errno();
+	if (!S_ISREG(st.st_mode))
+		return -EBADFD;
 
 	do
 		n = write(fd, value, len);

@@ -54,6 +54,11 @@ int mkdir_beneath(int dir_fd, const char *path, unsigned mode);
 int unlink_beneath(int dir_fd, const char *path, bool dir);
 void fileio_force_walk(bool walk);
 
+/*
+ * The readers accept regular files only (a FIFO or a device would block
+ * open() or read()): -EISDIR for a directory, -EBADFD for anything else.
+ */
+
 /* Read a whole file; the buffer is NUL-terminated. */
 int read_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size);
 /* The same by @how's rule: FILEIO_WRITE for files topotune writes itself. */

@@ -46,6 +46,15 @@ int strv_split(const char *s, const char *sep, char ***ret);
 bool utf8_is_valid(const char *s) _pure_;
 char *utf8_escape_invalid(const char *s);
 
+/*
+ * Text from files or callers for a terminal or a log: invalid UTF-8 and the
+ * control characters a terminal acts on (C0 but newline and tab, DEL, C1)
+ * written as "\xNN". text_bounded() also cuts it after @max bytes, saying
+ * how long it was: for echoing a caller's argument in an error.
+ */
+char *text_escape_control(const char *s);
+char *text_bounded(const char *s, size_t max);
+
 /* Growable string buffer for building output text. */
 typedef struct StrBuf {
 	char *buf;

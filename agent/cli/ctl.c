@@ -167,12 +167,23 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 	}
 	(void)profile_select(s.config, s.rules, s.n_rules, &s.facts, &selected, NULL);
 	for (size_t i = 0; i < n; i++)
-		printf("%c %-12s %-45s %s\n", streq_ptr(selected, list[i].name) ? '*' : ' ', list[i].name,
-		       list[i].path, strempty(list[i].description));
+		printf("%c %-12s %-45s %s\n", streq_ptr(selected, list[i].name) ? '*' : ' ', tty_text(list[i].name),
+		       tty_text(list[i].path), tty_text(list[i].description));
 	if (n == 0)
 		printf("No profiles in /etc/topotune/profiles or /usr/lib/topotune/profiles.\n");
 	profile_info_array_free(list, n);
 	return 0;
+}
+
+const char *tty_text(const char *s)
+{
+	static char *ring[8];
+	static unsigned next;
+	char **slot = &ring[next++ % ELEMENTSOF(ring)];
+
+	free(*slot);
+	*slot = text_escape_control(s);
+	return *slot ?: "(out of memory)";
 }
 
 static int compute(const CtlContext *ctx, Session *s, const char *profile, Plan **ret)
@@ -241,7 +252,7 @@ static int verb_plan(const CtlContext *ctx, int argc, char *argv[])
 	printf("CPU: %s\nKernel: %s\n", desc, s.caps.release[0] ? s.caps.release : "unknown");
 	STRV_FOREACH(n, s.caps.notes)
 		printf("Kernel note: %s\n", *n);
-	fputs(text, stdout);
+	fputs(tty_text(text), stdout);
 	return 0;
 }
 
@@ -397,7 +408,7 @@ static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 		log_oom();
 		return 2;
 	}
-	fputs(text, stdout);
+	fputs(tty_text(text), stdout);
 	return 0;
 }
 
@@ -452,7 +463,7 @@ static void explain_layer(const char *what, const ProfileSettings *s, SettingId 
 		return;
 	v = setting_value(s, id);
 	where = origin_to_string(o);
-	printf("    %-36s %-16s %s\n", what, strna(v), strna(where));
+	printf("    %-36s %-16s %s\n", tty_text(what), strna(v), tty_text(strna(where)));
 }
 
 static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
@@ -491,7 +502,7 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 
 	v = setting_value(&settings, id);
 	where = origin_to_string(setting_origin(&settings, id));
-	printf("%s = %s\n  from: %s\n  layers, lowest first:\n", argv[1], strna(v), strna(where));
+	printf("%s = %s\n  from: %s\n  layers, lowest first:\n", argv[1], strna(v), tty_text(strna(where)));
 	printf("    %-36s %-16s %s\n", "built-in default",
 	       id == SETTING_ISOLATED_CPUS ? "none" : "keep", "-");
 	for (size_t i = 0; i < s.n_rules; i++)
@@ -512,7 +523,7 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	st = &plan->steps[id];
 	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
 	       st->control != CONTROL_NONE ? " via " : "", st->control != CONTROL_NONE ? control_to_string(st->control) : "",
-	       st->why);
+	       tty_text(st->why));
 	profile_settings_done(&settings);
 	return 0;
 }

@@ -18,3 +18,10 @@ int parse_cpu_arg(const char *s, unsigned *ret);
 
 /* Run a verb; returns the process exit status (0 ok, 1 drift, 2 error). */
 int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[]);
+
+/*
+ * @s for the terminal: control characters and invalid UTF-8 as \xNN (text
+ * from files and from the daemon may hold anything). The result lives
+ * until eight more calls; never NULL.
+ */
+const char *tty_text(const char *s);

@@ -304,8 +304,9 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	}
 
 	printf("       State: %s\n", state);
-	printf("     Profile: %s\n", strna(profile));
-	printf("         CPU: %s family 0x%x model 0x%x (%s)\n", strna(vendor), family, model, strna(name));
+	printf("     Profile: %s\n", tty_text(strna(profile)));
+	printf("         CPU: %s family 0x%x model 0x%x (%s)\n", tty_text(strna(vendor)), family, model,
+	       tty_text(strna(name)));
 	printf("    Topology: %u package%s, %u node%s (%u per package), %u cores, %u CPUs, %u LLCs, SMT %s\n",
 	       t.packages, t.packages == 1 ? "" : "s", t.nodes, t.nodes == 1 ? "" : "s", t.nodes_per_package, t.cores,
 	       t.threads, t.llcs, t.smt ? "on" : "off");
@@ -315,12 +316,12 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	       reboot ? strempty(cmdline) : "", "");
 	printf("    Settings:\n      %-20s %-14s %-14s %-5s %s\n", "SETTING", "DESIRED", "ACTUAL", "SYNC", "SOURCE");
 	for (size_t i = 0; i < n_rows; i++)
-		printf("      %-20s %-14s %-14s %-5s %s\n", rows[i].name, rows[i].desired, rows[i].actual,
-		       rows[i].in_sync ? "yes" : "NO", rows[i].source);
+		printf("      %-20s %-14s %-14s %-5s %s\n", rows[i].name, rows[i].desired, tty_text(rows[i].actual),
+		       rows[i].in_sync ? "yes" : "NO", tty_text(rows[i].source));
 	if (reasons && *reasons) {
 		printf("     Reasons:\n");
 		STRV_FOREACH(s, reasons)
-			printf("      %s\n", *s);
+			printf("      %s\n", tty_text(*s));
 	}
 	return 0;
 }
@@ -449,7 +450,7 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 			json_string(&w, got);
 			json_end_object(&w);
 		} else
-			printf("drift: %s is %s, wanted %s\n", s, got, want);
+			printf("drift: %s is %s, wanted %s\n", s, tty_text(got), want);
 	}
 	if (r < 0)
 		return call_failed("Verify", &error, r);
@@ -506,7 +507,8 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 		return call_failed("ListProfiles", &error, r);
 	r = sd_bus_message_enter_container(reply, 'a', "(sss)");
 	while (r >= 0 && (r = sd_bus_message_read(reply, "(sss)", &name, &desc, &path)) > 0)
-		printf("%c %-12s %-45s %s\n", streq_ptr(active, name) ? '*' : ' ', name, path, desc);
+		printf("%c %-12s %-45s %s\n", streq_ptr(active, name) ? '*' : ' ', tty_text(name), tty_text(path),
+		       tty_text(desc));
 	if (r < 0)
 		return call_failed("ListProfiles", &error, r);
 	return 0;

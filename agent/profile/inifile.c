@@ -294,9 +294,14 @@ int config_file_read(int root_fd, const char *dir, const char *name, char **ret_
 	if (!path)
 		return -ENOMEM;
 
-	r = read_file_at(root_fd, path, 0, &text, NULL);
+	/* O_NONBLOCK and regular files only: a FIFO here must not hang the daemon or the CLI. */
+	r = read_file_at(root_fd, path, CONFIG_FILE_MAX, &text, NULL);
 	if (r == -ENOENT)
 		return r;
+	if (r == -EBADFD)
+		return error_message(ret_error, r, "%s: not a regular file (a FIFO, socket or device)", path);
+	if (r == -EFBIG)
+		return error_message(ret_error, r, "%s: larger than %u MiB", path, CONFIG_FILE_MAX / (1024U * 1024U));
 	if (r < 0) {
 		errno = -r;
 		return error_message(ret_error, r, "%s: %m", path);

@@ -52,6 +52,8 @@ int error_message(char **ret_error, int error, const char *fmt, ...) _printf_(3,
  */
 int config_file_read(int root_fd, const char *dir, const char *name, char **ret_text,
 		     char **ret_file, char **ret_error);
+/* Configuration files are small: anything larger is a mistake, refused with -EFBIG. */
+#define CONFIG_FILE_MAX (8U * 1024U * 1024U)
 
 /*
  * File names in @dir ending in @suffix, not hidden, sorted. A missing

@@ -535,26 +535,46 @@ GETTER(property_get_domain_layout)
 
 /* --- errors ------------------------------------------------------------------------ */
 
-/* Map a failure of planning (profile stage) or applying to a named bus error. */
+/*
+ * Map a failure of planning (the profile stage) to a named bus error. A
+ * profile that cannot be read for whatever reason -- a directory, a FIFO,
+ * too big, unreadable -- is an invalid profile, never the errno's generic
+ * System.Error.* name.
+ */
 static int reply_error(sd_bus_error *error, int r, const char *what, const char *detail)
 {
 	switch (r) {
 	case -ENOENT:
 		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "%s: %s", what, detail ?: "no such profile");
-	case -EBADMSG:
-	case -EINVAL:
-	case -ELOOP:
-	case -ENOLINK:     /* an include= that does not exist */
-	case -ENOTUNIQ:
-		return bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "%s", detail ?: what);
 	case -EOPNOTSUPP:
 		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "%s: %s", what, strna(detail));
 	case -EBUSY:
 		return bus_error_setf(error, BUS_ERROR_BUSY, "%s: %s", what, strna(detail));
+	case -ENOMEM:
+		return r;
 	default:
-		return bus_error_set_errnof(error, r, "%s: %s", what, detail ?: strerror(-r));
+		/* EBADMSG, EINVAL, ELOOP, ENOLINK (a missing include=), ENOTUNIQ, EISDIR, EBADFD, EFBIG, EACCES... */
+		return bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "%s", detail ?: what);
 	}
 }
+
+/*
+ * Map a failure of applying or reverting. The caller was authorised: what
+ * refused is the kernel or the file system (EPERM under lockdown, EACCES,
+ * EROFS, ENOENT...), which sd-bus would turn into AccessDenied or a generic
+ * name. It is an I/O error whose message says what refused, and how.
+ */
+static int reply_apply_error(sd_bus_error *error, int r, const char *what, const char *detail)
+{
+	if (r == -ENOMEM)
+		return r;
+	if (r == -EBUSY)
+		return bus_error_setf(error, BUS_ERROR_BUSY, "%s: %s", what, strna(detail));
+	return bus_error_setf(error, SD_BUS_ERROR_IO_ERROR, "%s: %s", what, detail ?: strerror(-r));
+}
+
+/* A caller's argument quoted in an error: at most 64 bytes, escaped. */
+#define ARG_QUOTE_MAX 64U
 
 /* --- methods ------------------------------------------------------------------------ */
 
@@ -619,8 +639,7 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 	if (r == -EOPNOTSUPP)
 		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED, "%s", strna(err));
 	if (r < 0)
-		return reply_error(error, r == -ENOENT || r == -EINVAL || r == -EBADMSG ? -EIO : r,
-				   "Apply failed and was rolled back", err);
+		return reply_apply_error(error, r, "Apply failed and was rolled back", err);
 	manager_emit_applied(m, (unsigned)r);
 	(void)manager_arm_verify_timer(m);
 	return sd_bus_reply_method_return(msg, NULL);
@@ -636,10 +655,13 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	r = sd_bus_message_read(msg, "sb", &name, &interactive);
 	if (r < 0)
 		return r;
-	if (!profile_name_is_valid(name))
+	if (!profile_name_is_valid(name)) {
+		_cleanup_free_ char *q = text_bounded(name, ARG_QUOTE_MAX);
+
 		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
-					 "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')", name,
-					 PROFILE_NAME_MAX);
+					 "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')",
+					 strna(q), PROFILE_NAME_MAX);
+	}
 	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
@@ -696,7 +718,7 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	r = manager_revert(m, source);
 	manager_emit_changed(m);
 	if (r < 0)
-		return reply_error(error, r, "Revert failed", m->applier->error);
+		return reply_apply_error(error, r, "Revert failed", m->applier->error);
 	return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -731,8 +753,11 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 	r = sd_bus_message_read(msg, "s", &name);
 	if (r < 0)
 		return r;
-	if (*name && !profile_name_is_valid(name))
-		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "'%s' is not a profile name", name);
+	if (*name && !profile_name_is_valid(name)) {
+		_cleanup_free_ char *q = text_bounded(name, ARG_QUOTE_MAX);
+
+		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "'%s' is not a profile name", strna(q));
+	}
 	if (m->applying)
 		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 

@@ -30,6 +30,15 @@ def run(*args):
     return p.returncode, p.stdout, p.stderr
 
 
+def run_bounded(*args, timeout=10):
+    """run() that reports a hang as exit status None instead of raising."""
+    try:
+        p = subprocess.run([ctl, *args], capture_output=True, text=True, timeout=timeout)
+        return p.returncode, p.stdout, p.stderr
+    except subprocess.TimeoutExpired:
+        return None, "", f"(still running after {timeout} s)"
+
+
 def make_tree(base, spec, *gen_args):
     root = os.path.join(base, spec)
     subprocess.run([sys.executable, gen, "-q", *gen_args, spec, root], check=True)
@@ -129,6 +138,51 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
             f.write(f"[profile]\ndescription = generated {i}\n")
     rc, out, err = run("--root", many, "profiles")
     check("10,000 profiles: all listed", rc == 0 and out.count("generated") == 10000, (rc, err[-200:]))
+
+    # A FIFO (or a device, a socket) among the configuration files: refused at once, never read.
+    fifo = os.path.join(vm, "etc/topotune/topotune.conf.d/50-fifo.conf")
+    os.makedirs(os.path.dirname(fifo), exist_ok=True)
+    os.mkfifo(fifo)
+    rc, out, err = run_bounded("--root", vm, "plan")
+    check("FIFO drop-in in topotune.conf.d: exit 2 at once, naming it",
+          rc == 2 and "/etc/topotune/topotune.conf.d/50-fifo.conf: not a regular file" in err, (rc, err))
+    os.remove(fifo)
+    os.mkfifo(os.path.join(vm, "etc/topotune/profiles/fifo.ini"))
+    rc, out, err = run_bounded("--root", vm, "plan", "--profile", "fifo")
+    check("FIFO profile: exit 2 at once, naming it",
+          rc == 2 and "/etc/topotune/profiles/fifo.ini: not a regular file" in err, (rc, err))
+    rc, out, err = run_bounded("--root", vm, "profiles")
+    check("FIFO profile: profiles lists it as invalid, no hang",
+          rc == 0 and "fifo" in out and "not a regular file" in out, (rc, out, err))
+    os.remove(os.path.join(vm, "etc/topotune/profiles/fifo.ini"))
+    hwfifo = os.path.join(vm, "etc/topotune/hardware.d/10-fifo.ini")
+    os.makedirs(os.path.dirname(hwfifo), exist_ok=True)
+    os.mkfifo(hwfifo)
+    rc, out, err = run_bounded("--root", vm, "plan")
+    check("FIFO hardware rule: exit 2 at once, naming it", rc == 2 and "10-fifo.ini: not a regular file" in err,
+          (rc, err))
+    os.remove(hwfifo)
+    write(os.path.join(vm, "etc/topotune/profiles/huge.ini"), "[scheduler]\n" + "#" * (9 * 1024 * 1024) + "\n")
+    rc, out, err = run_bounded("--root", vm, "plan", "--profile", "huge")
+    check("9 MiB profile: refused with its size", rc == 2 and "huge.ini: larger than 8 MiB" in err, (rc, err))
+    os.remove(os.path.join(vm, "etc/topotune/profiles/huge.ini"))
+
+    # A profile's bytes reach the terminal escaped, as the daemon's bus text is.
+    write(os.path.join(vm, "etc/topotune/profiles/esc.ini"),
+          "[profile]\ndescription = red \x1b[31mALERT\x1b[0m \x07 \x9b2J\n")
+    with open(os.path.join(vm, "etc/topotune/profiles/bin.ini"), "wb") as f:
+        f.write(b"[profile]\ndescription = bin \xff\xfe\x01 end\n")
+    p = subprocess.run([ctl, "--root", vm, "profiles"], capture_output=True, timeout=60)
+    check("profiles (offline): control and invalid bytes escaped, never raw",
+          p.returncode == 0 and b"\x1b" not in p.stdout and b"\x07" not in p.stdout and b"\xff" not in p.stdout
+          and b"\xc2\x9b" not in p.stdout and b"red \\x1b[31mALERT" in p.stdout and b"bin \\xff\\xfe\\x01 end" in p.stdout,
+          p.stdout[-400:])
+    write(os.path.join(vm, "etc/topotune/profiles/esckey.ini"), "[scheduler]\nsmt\x1b[2J = on\n")
+    p = subprocess.run([ctl, "--root", vm, "plan", "--profile", "esckey"], capture_output=True, timeout=60)
+    check("an error quoting a profile line: escaped on stderr",
+          p.returncode == 2 and b"\x1b" not in p.stderr and b"smt\\x1b[2J" in p.stderr, p.stderr[-300:])
+    for f in ("esc.ini", "bin.ini", "esckey.ini"):
+        os.remove(os.path.join(vm, "etc/topotune/profiles", f))
 
     # layout --compare: the kernel's /proc/schedstat against the prediction.
     write(os.path.join(vm, "proc/schedstat"),

@@ -1019,6 +1019,61 @@ try:
           f"ok={ok} {reasons}")
     stop_daemon(d)
 
+    # ======================= FIFOs among the configuration files =========================
+    ft = make_tree("fifo", "vm-2cpu")
+    os.makedirs(os.path.join(ft, "etc/topotune/profiles"), exist_ok=True)
+    os.mkfifo(os.path.join(ft, "etc/topotune/profiles/fifo.ini"))
+    flog = os.path.join(base, "topotuned-fifo.log")
+    d, ok = start_daemon(ft, flog)
+    t = time.time()
+    e = call_error(lambda: mgr().SetProfile("fifo", False, timeout=10)) if ok else ("not started", "")
+    check("SetProfile(a FIFO) -> InvalidProfile at once, naming it; the daemon serves on",
+          e[0] == "org.topotune1.Error.InvalidProfile" and "fifo.ini: not a regular file" in e[1]
+          and time.time() - t < 5 and str(prop("State")) != "", str(e))
+    os.mkfifo(os.path.join(ft, "etc/topotune/topotune.conf.d/60-fifo.conf"))
+    t = time.time()
+    e = call_error(lambda: mgr().Reload(timeout=10)) if ok else ("", "")
+    check("Reload with a FIFO drop-in -> InvalidProfile at once, naming it",
+          e[0] == "org.topotune1.Error.InvalidProfile" and "60-fifo.conf: not a regular file" in e[1]
+          and time.time() - t < 5, str(e))
+    t = time.time()
+    rc = stop_daemon(d) if ok else None
+    check("... and SIGTERM still stops it, reverting", rc == 0 and time.time() - t < 10, f"rc={rc}")
+    r = subprocess.run([TOPOTUNED, "--root", ft, "--bus-address", ADDR, "--no-systemd"], capture_output=True,
+                       text=True, timeout=20) if not bus.name_has_owner(NAME) else None
+    check("start with a FIFO drop-in: exits at once naming it, does not hang",
+          r is not None and r.returncode == 1 and "60-fifo.conf: not a regular file" in r.stderr,
+          r.stderr[-400:] if r else "")
+
+    # ======================= errors that say what happened ===============================
+    et = make_tree("errors", "hygon-7447v-2s-nps3")
+    os.makedirs(os.path.join(et, "etc/topotune/profiles/dirprof.ini"))
+    wr(et, "etc/topotune/profiles/esc.ini", "[profile]\ndescription = red \x1b[31mALERT\x1b[0m \x07bell\n")
+    elog = os.path.join(base, "topotuned-errors.log")
+    d, ok = start_daemon(et, elog)
+    e = call_error(mgr().SetProfile, "dirprof", False) if ok else ("", "")
+    check("SetProfile(a directory) -> InvalidProfile naming it, not System.Error.EISDIR",
+          e[0] == "org.topotune1.Error.InvalidProfile" and "dirprof.ini" in e[1], str(e))
+    e = call_error(mgr().SetProfile, "x" * 10000, False) if ok else ("", "")
+    check("SetProfile(a 10 kB name) -> NoSuchProfile quoting 64 bytes of it and its length",
+          e[0] == "org.topotune1.Error.NoSuchProfile" and len(e[1]) < 300 and "(10000 bytes)" in e[1],
+          f"{e[0]} {len(e[1])} {e[1][:120]}")
+    e = call_error(mgr().SetProfile, "bad\x1bname\x7f", False) if ok else ("", "")
+    check("SetProfile(a name with control characters) -> quoted escaped",
+          e[0] == "org.topotune1.Error.NoSuchProfile" and "\x1b" not in e[1] and "\\x1b" in e[1], str(e))
+    rc, out = ctl("profiles")
+    check("topotunectl profiles (online): a description's control bytes escaped, never raw",
+          rc == 0 and "\x1b" not in out and "\x07" not in out and "red \\x1b[31mALERT" in out, repr(out[-300:]))
+    subprocess.run(["chattr", "+i", os.path.join(et, RELAX)], check=True)
+    try:
+        e = call_error(mgr().SetProfile, "latency", False) if ok else ("", "")
+    finally:
+        subprocess.run(["chattr", "-i", os.path.join(et, RELAX)], check=True)
+    check("the kernel's EPERM to an authorised root caller -> IOError saying so, not AccessDenied",
+          e[0] == "org.freedesktop.DBus.Error.IOError" and "Operation not permitted" in e[1]
+          and "sched_relax_domain_level" in e[1], str(e))
+    stop_daemon(d)
+
     # ======================= units/org.topotune1.conf on a system-bus policy ============
     if os.path.exists("/usr/share/dbus-1/system.conf"):
         with open("/usr/share/dbus-1/system.conf") as f:

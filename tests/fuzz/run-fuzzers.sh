@@ -2,21 +2,33 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # Build every libFuzzer target with clang (-fsanitize=fuzzer,address,undefined)
-# and fuzz each for SECONDS (default 30), niced. Prints executions and crashes
-# per target (a table, then one PASS:/FAIL: line each) and ends with "N passed,
-# M failed" (a target fails when it found a crash, leak, timeout or OOM, or did
-# not build/run).
+# and fuzz each for SECONDS (default 30), niced. Prints per target the
+# executions and, counted apart, the crashes, leaks, timeouts, out-of-memory
+# inputs and slow units it found (a table, then one PASS:/FAIL: line each),
+# and ends with "N passed, M failed". A target fails when it found a crash,
+# leak, timeout or OOM, exited non-zero without one, or did not build. Slow
+# units (an input that took more than FUZZ_SLOW seconds: a loaded machine, not
+# a bug) are listed but fail nothing; an input that takes more than
+# FUZZ_TIMEOUT seconds is a timeout and fails.
 #
 #   tests/fuzz/run-fuzzers.sh [SECONDS] [TARGET...]
 #
 # Environment: FUZZ_BUILD_DIR (default <source>/build-fuzz), CC (default clang,
 # else clang-14), NICE (default 10), FUZZ_JOBS (parallel compiles, default 2),
-# FUZZ_ARGS (extra libFuzzer options), FUZZ_CFLAGS (extra compiler flags, e.g.
-# -fno-sanitize=signed-integer-overflow to fuzz past a known, reported bug).
+# FUZZ_TIMEOUT (libFuzzer -timeout, seconds per input, default 25: the
+# tree-based targets run an input in milliseconds on tmpfs, and a 2-core
+# machine shared with a kernel build stretches that 10-50x), FUZZ_SLOW
+# (-report_slow_units, default 5), FUZZ_ARGS (extra libFuzzer options),
+# FUZZ_CFLAGS (extra compiler flags, e.g. -fno-sanitize=signed-integer-overflow
+# to fuzz past a known, reported bug), TMPDIR_FUZZ (scratch trees, default
+# /dev/shm; it must be tmpfs: on a disk the tree-based targets manage 1-60
+# executions a second, so a directory elsewhere gets a tmpfs mounted on it
+# when run as root, and a warning otherwise).
 #
 # The build dir keeps the grown corpus (corpus/<target>, fed back next run),
-# artifacts/<target>/ (crash-*, leak-*, timeout-*: the inputs to report, and to
-# copy to tests/fuzz/crashers/<target>/) and logs/<target>.log.
+# artifacts/<target>/ (crash-*, leak-*, timeout-*, oom-*: the inputs to
+# report, and to copy to tests/fuzz/crashers/<target>/; slow-unit-*: inputs
+# to look at) and logs/<target>.log.
 set -u
 
 secs=${1:-30}
@@ -103,11 +115,28 @@ build_target() {  # name
 	nice -n "$nice_level" $cc $san ${FUZZ_CFLAGS:-} -fsanitize=fuzzer $objs $libs -o "$out/bin/fuzz-$t"
 }
 
+fuzz_timeout=${FUZZ_TIMEOUT:-25}
+fuzz_slow=${FUZZ_SLOW:-5}
 scratch=$(mktemp -d "${TMPDIR_FUZZ:-/dev/shm}/topotune-fuzzrun.XXXXXX" 2>/dev/null || mktemp -d)
-trap 'rm -rf "$scratch"' EXIT
+mounted=""
+trap '[ -z "$mounted" ] || umount "$scratch"; rm -rf "$scratch"' EXIT
+# The tree-based targets write a tree per input: on a disk they crawl.
+if [ "$(stat -f -c %T "$scratch")" != tmpfs ]; then
+	if [ "$(id -u)" = 0 ] && mount -t tmpfs -o size=1g,mode=0700 topotune-fuzz "$scratch" 2>/dev/null; then
+		mounted=1
+	else
+		echo "run-fuzzers: warning: $scratch is not on tmpfs; the tree-based targets will be slow" >&2
+	fi
+fi
+echo "scratch trees: $scratch ($(stat -f -c %T "$scratch")); -timeout=$fuzz_timeout s, slow units above $fuzz_slow s"
 
-passed=0 failed=0 total_execs=0 total_crashes=0 verdicts=""
-printf '%-10s %12s %8s %8s %8s  %s\n' target executions exec/s crashes corpus result
+# How many artifacts of a kind (crash, leak, timeout, oom, slow-unit) a directory holds.
+count() {  # dir kind
+	find "$1" -maxdepth 1 -name "$2-*" | wc -l
+}
+
+passed=0 failed=0 total_execs=0 total_bad=0 total_slow=0 verdicts=""
+printf '%-10s %12s %7s %7s %6s %8s %5s %5s %7s  %s\n' target executions exec/s crashes leaks timeouts ooms slow corpus result
 for t in $targets; do
 	if [ -z "${tsrc[$t]:-}" ]; then
 		echo "run-fuzzers: unknown target $t" >&2
@@ -123,10 +152,14 @@ for t in $targets; do
 		continue
 	fi
 	mkdir -p "$out/corpus/$t" "$out/artifacts/$t" "$scratch/$t"
-	before=$(ls "$out/artifacts/$t" | wc -l)
+	declare -A before=()
+	for k in crash leak timeout oom slow-unit; do
+		before[$k]=$(count "$out/artifacts/$t" "$k")
+	done
 	start=$(date +%s)
 	TOPOTUNE_FUZZ_TMPDIR="$scratch/$t" nice -n "$nice_level" "$out/bin/fuzz-$t" \
-		-max_total_time="$secs" -timeout=10 -rss_limit_mb=2048 -max_len=4096 \
+		-max_total_time="$secs" -timeout="$fuzz_timeout" -report_slow_units="$fuzz_slow" \
+		-rss_limit_mb=2048 -max_len=4096 \
 		-print_final_stats=1 -artifact_prefix="$out/artifacts/$t/" ${FUZZ_ARGS:-} \
 		"$out/corpus/$t" "$src/tests/fuzz/corpus/$t" >"$log" 2>&1
 	rc=$?
@@ -134,31 +167,43 @@ for t in $targets; do
 	execs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -1)
 	[ -n "$execs" ] || execs=$(sed -n 's/^#\([0-9]*\).*/\1/p' "$log" | tail -1)
 	execs=${execs:-0}
-	crashes=$(( $(ls "$out/artifacts/$t" | wc -l) - before ))
+	declare -A new=()
+	for k in crash leak timeout oom slow-unit; do
+		new[$k]=$(( $(count "$out/artifacts/$t" "$k") - ${before[$k]} ))
+	done
+	bad=$(( ${new[crash]} + ${new[leak]} + ${new[timeout]} + ${new[oom]} ))
+	slow=${new[slow-unit]}
 	corpus=$(ls "$out/corpus/$t" | wc -l)
 	rate=$(( elapsed > 0 ? execs / elapsed : execs ))
-	if [ $rc -eq 0 ] && [ $crashes -eq 0 ]; then
+	if [ $rc -eq 0 ] && [ $bad -eq 0 ]; then
 		result=ok
+		[ "$slow" -eq 0 ] || result="ok ($slow slow unit(s) above ${fuzz_slow}s: a loaded machine, not a failure)"
 		passed=$((passed + 1))
 	else
-		[ $crashes -gt 0 ] || crashes=1
-		result="FAILED (exit $rc; $(grep -m1 -E 'ERROR: |SUMMARY: |runtime error|property failed' "$log" | cut -c1-120); log $log)"
+		why=$(grep -m1 -E 'ERROR: |SUMMARY: |runtime error|property failed' "$log" | cut -c1-120)
+		[ $bad -gt 0 ] || why="exit $rc without an artifact${why:+: $why}"
+		result="FAILED (exit $rc; $why; log $log)"
 		failed=$((failed + 1))
 	fi
 	total_execs=$((total_execs + execs))
-	total_crashes=$((total_crashes + crashes))
-	printf '%-10s %12s %8s %8s %8s  %s\n' "$t" "$execs" "$rate" "$crashes" "$corpus" "$result"
-	if [ "$result" != ok ]; then
-		ls -1t "$out/artifacts/$t" | head -n "$crashes" | sed "s|^|    artifact: $out/artifacts/$t/|"
-	fi
+	total_bad=$((total_bad + bad))
+	total_slow=$((total_slow + slow))
+	printf '%-10s %12s %7s %7s %6s %8s %5s %5s %7s  %s\n' "$t" "$execs" "$rate" "${new[crash]}" "${new[leak]}" \
+		"${new[timeout]}" "${new[oom]}" "$slow" "$corpus" "$result"
+	for k in crash leak timeout oom slow-unit; do
+		[ "${new[$k]}" -eq 0 ] || find "$out/artifacts/$t" -maxdepth 1 -name "$k-*" -newermt "@$((start - 1))" |
+			sed "s|^|    $k: |"
+	done
 	# One line per target for tools/test.sh, which shows PASS/FAIL lines; printed after the table.
-	if [ "$result" = ok ]; then
-		verdicts="${verdicts}PASS: fuzz-$t ($execs executions in ${elapsed}s)\n"
+	if [ $rc -eq 0 ] && [ $bad -eq 0 ]; then
+		note=""
+		[ "$slow" -eq 0 ] || note=", $slow slow unit(s)"
+		verdicts="${verdicts}PASS: fuzz-$t ($execs executions in ${elapsed}s$note)\n"
 	else
-		verdicts="${verdicts}FAIL: fuzz-$t ($crashes crash(es), log $log)\n"
+		verdicts="${verdicts}FAIL: fuzz-$t (${new[crash]} crash(es), ${new[leak]} leak(s), ${new[timeout]} timeout(s), ${new[oom]} OOM(s), exit $rc; log $log)\n"
 	fi
 done
 printf '%b' "$verdicts"
-echo "total: $total_execs executions, $total_crashes crashes, ${secs}s per target"
+echo "total: $total_execs executions, $total_bad crashes/leaks/timeouts/OOMs, $total_slow slow units, ${secs}s per target"
 echo "$passed passed, $failed failed"
 [ $failed -eq 0 ]

@@ -7,6 +7,7 @@
  */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 
 #include "fileio.h"
 #include "strutil.h"
@@ -182,6 +183,32 @@ static void test_write(const char *mode)
 	check_ctx(mode, !path_exists_at(root_fd, "etc/.#hard.topotune-tmp"));
 }
 
+/* Readers take regular files only: a FIFO neither blocks open() nor read(). */
+static void test_fifo(const char *mode)
+{
+	_cleanup_free_ char *p = strprintf("%s/etc/fifo", root), *s = NULL;
+	char buf[16];
+	pid_t pid;
+	int status;
+
+	check(mkfifo(p, 0644) == 0);
+	/* In a child with an alarm: the old code hangs here. */
+	pid = fork();
+	if (pid == 0) {
+		alarm(5);
+		_exit(read_file_at(root_fd, "etc/fifo", 0, &s, NULL) == -EBADFD &&
+		      read_line_buf_at(root_fd, "etc/fifo", buf, sizeof(buf)) == -EBADFD &&
+		      read_head_at(root_fd, "etc/fifo", 8, &s) == -EBADFD &&
+		      /* no reader: O_NONBLOCK makes open() fail */
+		      write_string_at(root_fd, "etc/fifo", "x") == -ENXIO && read_file_at(root_fd, "etc", 0, &s, NULL) == -EISDIR
+			      ? 0
+			      : 1);
+	}
+	check(pid > 0 && waitpid(pid, &status, 0) == pid);
+	check_ctx(mode, WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	check(unlink(p) == 0);
+}
+
 int main(void)
 {
 	_cleanup_free_ char *cmd = NULL;
@@ -189,9 +216,11 @@ int main(void)
 	setup();
 	test_read("openat2");
 	test_write("openat2");
+	test_fifo("openat2");
 	fileio_force_walk(true);
 	test_read("walk");
 	test_write("walk");
+	test_fifo("walk");
 
 	safe_close(root_fd);
 	cmd = strprintf("rm -rf '%s'", base);

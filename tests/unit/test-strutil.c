@@ -35,6 +35,20 @@ static const struct {
 	{ "ok\xff ok", "ok\\xff ok" },
 };
 
+/* For a terminal: C0 (but newline and tab), DEL, C1 and invalid bytes as \xNN. */
+static const struct {
+	const char *text, *want;
+} controls[] = {
+	{ "plain text", "plain text" },
+	{ "a\tb\nc", "a\tb\nc" },
+	{ "red \x1b[31mALERT", "red \\x1b[31mALERT" },
+	{ "bell\x07 del\x7f", "bell\\x07 del\\x7f" },
+	{ "csi \xc2\x9b" "2J", "csi \\xc2\\x9b2J" },
+	{ "nbsp \xc2\xa0 caf\xc3\xa9", "nbsp \xc2\xa0 caf\xc3\xa9" },
+	{ "bin \xff\xfe\x01", "bin \\xff\\xfe\\x01" },
+	{ "", "" },
+};
+
 int main(void)
 {
 	_cleanup_strv_free_ char **l = NULL;
@@ -61,6 +75,25 @@ int main(void)
 		check_ctx(utf8[k].want, utf8_is_valid(utf8[k].text) == streq(utf8[k].text, utf8[k].want));
 		check_str(e, utf8[k].want);
 		check_ctx(utf8[k].want, e && utf8_is_valid(e));
+	}
+	for (size_t k = 0; k < ELEMENTSOF(controls); k++) {
+		_cleanup_free_ char *e = text_escape_control(controls[k].text);
+
+		check_str(e, controls[k].want);
+	}
+	{
+		_cleanup_free_ char *big = malloc(10001), *e = NULL;
+
+		check(big != NULL);
+		if (big) {
+			memset(big, 'x', 10000);
+			big[10000] = '\0';
+			e = text_bounded(big, 64);
+			check(e && strlen(e) < 100 && strstr(e, "... (10000 bytes)"));
+		}
+		free(e);
+		e = text_bounded("short\x1b", 64);
+		check_str(e, "short\\x1b");
 	}
 	return test_end("test-strutil");
 }
