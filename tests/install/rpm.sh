@@ -60,6 +60,14 @@ case $flags in
 *) fail "/etc/topotune/topotune.conf flags '$flags', want %config(noreplace)" ;;
 esac
 
+# The runtime directory: a ghost with the mode tmpfiles gives it (0700 root).
+mode=$(rpm -qp --qf '[%{FILENAMES} %{FILEMODES:perms} %{FILEUSERNAME} %{FILEFLAGS:fflags}\n]' "$RPM" |
+	sed -n 's|^/run/topotune ||p')
+case $mode in
+"drwx------ root "*g*) pass "/run/topotune: %ghost %dir 0700 root ($mode)" ;;
+*) fail "/run/topotune: '$mode', want a ghost directory drwx------ root (as units/topotune.tmpfiles)" ;;
+esac
+
 scripts=$(rpm -qp --scripts "$RPM")
 if echo "$scripts" | grep -q 'preset topotuned.service' &&
    echo "$scripts" | grep -q 'disable --now topotuned.service' &&
