@@ -31,9 +31,13 @@
  * - There is no call to drop one runtime property: revert sets
  *   AllowedCPUs= empty (the default), which stays in the runtime drop-in
  *   until the next boot.
- * So the steps are AllowedCPUs= (WRITE_SYSTEMD), StartUnit (WRITE_UNIT),
+ * - Setting a property of a slice realises its cgroup even when the slice
+ *   is inactive (bus_slice_commit_properties()), so a cgroup directory is
+ *   no proof that the slice runs: its ActiveState is asked for.
+ * So the steps are StartUnit (WRITE_UNIT), AllowedCPUs= (WRITE_SYSTEMD),
  * cpuset.cpus.partition (WRITE_PARTITION); revert and crash recovery undo
- * them in reverse through the same calls.
+ * them in reverse through the same calls, and the slice's cgroup goes with
+ * the stop that comes last.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -648,8 +652,14 @@ static int read_current(Applier *a, WriteKind kind, const char *path, const char
 		*ret = strdup(r >= 0 ? strip(s) : "");
 		return *ret ? 0 : -ENOMEM;
 	case WRITE_UNIT:
-		/* systemd keeps a slice's cgroup exactly while the slice is active. */
-		*ret = strdup(dir_exists_at(a->root_fd, SLICE_DIR) ? "active" : "inactive");
+		/* What systemd says; "activating" and "reloading" are on their way to active. */
+		if (!a->hooks.get_unit_state)
+			return -EOPNOTSUPP;
+		r = a->hooks.get_unit_state(a->hooks.userdata, ISOLATION_SLICE, &s);
+		if (r < 0)
+			return r;
+		*ret = strdup(streq(s, "active") || streq(s, "activating") || streq(s, "reloading") ? "active"
+												       : "inactive");
 		return *ret ? 0 : -ENOMEM;
 	default:
 		break;
@@ -731,29 +741,31 @@ static bool slice_cpus_are(Applier *a, const char *cpus)
 	return ok;
 }
 
+typedef enum SliceWait {
+	WAIT_GONE,      /* the slice stopped: its cgroup removed */
+	WAIT_CGROUP,    /* the slice started: its cgroup made */
+	WAIT_CPUS,       /* AllowedCPUs= in force: cpuset enabled for it, its cpuset.cpus as asked */
+} SliceWait;
+
 /*
  * systemd acts on a job or a property change from its own event loop, after
  * it answered the call: wait (a->unit_wait_ms at most) until the slice's
- * cgroup is as asked. Active: the cgroup exists, the cpuset controller is
- * enabled in it (cpuset.cpus.partition) and its cpuset.cpus is @cpus (NULL:
- * not empty). Inactive: the cgroup is gone.
+ * cgroup is as asked.
  */
-static int wait_slice(Applier *a, bool active, const char *cpus)
+static int wait_slice(Applier *a, SliceWait what, const char *cpus)
 {
 	for (unsigned waited = 0;; waited += 10) {
-		bool done;
+		bool done = what == WAIT_GONE ? !dir_exists_at(a->root_fd, SLICE_DIR) :
+			    what == WAIT_CGROUP ? dir_exists_at(a->root_fd, SLICE_DIR) :
+			    path_exists_at(a->root_fd, SLICE_DIR "/cpuset.cpus.partition") && slice_cpus_are(a, cpus);
 
-		if (!active)
-			done = !dir_exists_at(a->root_fd, SLICE_DIR);
-		else
-			done = path_exists_at(a->root_fd, SLICE_DIR "/cpuset.cpus.partition") && slice_cpus_are(a, cpus);
 		if (done)
 			return 0;
 		if (waited >= a->unit_wait_ms)
 			break;
 		sleep_ms(10);
 	}
-	if (!active)
+	if (what == WAIT_GONE)
 		return fail(a, -ETIMEDOUT, "/%s: still there %u ms after systemd was asked to stop %s", SLICE_DIR,
 			    a->unit_wait_ms, ISOLATION_SLICE);
 	if (!dir_exists_at(a->root_fd, SLICE_DIR))
@@ -761,10 +773,10 @@ static int wait_slice(Applier *a, bool active, const char *cpus)
 			    a->unit_wait_ms);
 	if (!path_exists_at(a->root_fd, SLICE_DIR "/cpuset.cpus.partition"))
 		return fail(a, -ETIMEDOUT,
-			    "/%s/cpuset.cpus.partition: absent %u ms after systemd realised the slice: the cpuset "
-			    "controller is not enabled for it", SLICE_DIR, a->unit_wait_ms);
+			    "/%s/cpuset.cpus.partition: absent %u ms after AllowedCPUs= was set on the active slice: "
+			    "systemd did not enable the cpuset controller for it", SLICE_DIR, a->unit_wait_ms);
 	return fail(a, -ETIMEDOUT, "/%s/cpuset.cpus: not \"%s\" %u ms after systemd was given AllowedCPUs=", SLICE_DIR,
-		    cpus ?: "(any CPU)", a->unit_wait_ms);
+		    cpus, a->unit_wait_ms);
 }
 
 /* Did the kernel take @value? Returns 0, or -EIO with a->error set. */
@@ -774,13 +786,19 @@ static int read_back(Applier *a, WriteKind kind, const char *path, const char *v
 	int r;
 
 	if (kind == WRITE_UNIT)
-		return wait_slice(a, (value && streq(value, "active")), NULL);
+		return wait_slice(a, value && streq(value, "active") ? WAIT_CGROUP : WAIT_GONE, NULL);
 	if (kind == WRITE_MKDIR)
 		return value ? (dir_exists_at(a->root_fd, path) ? 0 : fail(a, -EIO, "/%s: not created", path))
 			     : (dir_exists_at(a->root_fd, path) ? fail(a, -EIO, "/%s: still exists", path) : 0);
-	if (kind == WRITE_SYSTEMD)
-		/* An active slice gets the CPUs now; an inactive one when it starts. */
-		return dir_exists_at(a->root_fd, SLICE_DIR) && value && *value ? wait_slice(a, true, value) : 0;
+	if (kind == WRITE_SYSTEMD) {
+		_cleanup_free_ char *state = NULL;
+
+		/* An active slice gets the CPUs now (we start it first); an inactive one when it starts. */
+		if (!value || !*value || read_current(a, WRITE_UNIT, SYSTEMD_UNIT, "active", &state) < 0 ||
+		    !streq(state, "active"))
+			return 0;
+		return wait_slice(a, WAIT_CPUS, value);
+	}
 	r = a->io.read(a->io.userdata, a->root_fd, path, &s);
 	if (kind == WRITE_FILE && !value)
 		return r == -ENOENT ? 0 : fail(a, -EIO, "/%s: still exists", path);
@@ -976,15 +994,17 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 			if (r < 0 || !*cpus)
 				break;   /* nothing to isolate: restoring is the job of the caller */
 			/*
-			 * systemd realises the slice's cgroup only while the slice is
-			 * active, and enables the cpuset controller on the way down
-			 * for a unit with AllowedCPUs=: set the property, start the
-			 * slice, then make its cgroup a partition.
+			 * systemd keeps a slice's cgroup for sure only while the slice
+			 * is active, and enables the cpuset controller on the way down
+			 * for an active unit with AllowedCPUs=: start the slice, set
+			 * the property, then make its cgroup a partition. Undone in
+			 * reverse, the slice stops last, with its cgroup.
 			 */
 			if (a->hooks.set_allowed_cpus) {
-				r = push(l, st->setting, WRITE_SYSTEMD, SYSTEMD_ALLOWED, cpus, st->why);
-				if (r >= 0 && a->hooks.set_unit_active)
+				if (a->hooks.set_unit_active && a->hooks.get_unit_state)
 					r = push(l, st->setting, WRITE_UNIT, SYSTEMD_UNIT, "active", st->why);
+				if (r >= 0)
+					r = push(l, st->setting, WRITE_SYSTEMD, SYSTEMD_ALLOWED, cpus, st->why);
 			} else {
 				r = push(l, st->setting, WRITE_SUBTREE, ROOT_SUBTREE, "+cpuset",
 					 st->why);

@@ -63,6 +63,12 @@ typedef struct ApplierHooks {
 	 * set_allowed_cpus.
 	 */
 	int (*set_unit_active)(void *userdata, const char *unit, bool active);
+	/*
+	 * The unit's ActiveState as systemd reports it. Not the cgroup's
+	 * existence: systemd realises a slice's cgroup when one of its
+	 * properties is set, active or not (bus_slice_commit_properties()).
+	 */
+	int (*get_unit_state)(void *userdata, const char *unit, char **ret);
 	/* One call per change made or undone, for the journal. */
 	void (*changed)(void *userdata, const ChangeRecord *c, bool revert);
 	void *userdata;

@@ -204,6 +204,29 @@ int manager_set_unit_active(void *userdata, const char *unit, bool active)
 	return 0;
 }
 
+/* A unit's ActiveState: LoadUnit() gives its object whether it ran before or not. */
+int manager_get_unit_state(void *userdata, const char *unit, char **ret)
+{
+	Manager *m = userdata;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	const char *path;
+	int r;
+
+	if (!m->bus)
+		return -ENOTCONN;
+	r = sd_bus_call_method(m->bus, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
+			       "org.freedesktop.systemd1.Manager", "LoadUnit", &error, &reply, "s", unit);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "o", &path);
+	if (r >= 0)
+		r = sd_bus_get_property_string(m->bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Unit",
+					       "ActiveState", &error, ret);
+	if (r < 0)
+		log_error("systemd does not say whether %s is active: %s", unit, error.message ?: strerror(-r));
+	return r;
+}
+
 /* --- properties ------------------------------------------------------------------ */
 
 #define GETTER(name)                                                                                    \

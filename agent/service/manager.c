@@ -169,6 +169,7 @@ int manager_discover(Manager *m)
 	ApplierHooks hooks = {
 		.set_allowed_cpus = m->use_systemd ? manager_set_allowed_cpus : NULL,
 		.set_unit_active = m->use_systemd ? manager_set_unit_active : NULL,
+		.get_unit_state = m->use_systemd ? manager_get_unit_state : NULL,
 		.changed = journal_change,
 		.userdata = m,
 	};

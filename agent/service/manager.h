@@ -167,6 +167,7 @@ void manager_emit_applied(Manager *m, unsigned changes);
 void manager_emit_topology(Manager *m);
 int manager_set_allowed_cpus(void *userdata, const char *unit, const char *cpulist);
 int manager_set_unit_active(void *userdata, const char *unit, bool active);
+int manager_get_unit_state(void *userdata, const char *unit, char **ret);
 
 /* Run a mutating method again once polkit has answered; replies on failure. */
 int manager_redispatch(Manager *m, sd_bus_message *msg);

@@ -7,15 +7,18 @@ Usage: fake-systemd.py BUS_ADDRESS SYSROOT CALLS_LOG
 It models what systemd 252 does to the cgroup tree below SYSROOT for a
 slice, so that the fast tier fails where a real systemd does:
 
-- SetUnitProperties(s, b, a(sv)), AllowedCPUs= only: the property is kept;
-  an inactive slice has no cgroup, so nothing appears in the tree (systemd
-  realises a unit's cgroup only while it is active).
+- SetUnitProperties(s, b, a(sv)), AllowedCPUs= only: the property is kept,
+  and the slice's cgroup is realised even when the slice is inactive
+  (bus_slice_commit_properties()); an inactive slice's cgroup gets no
+  cpuset files here, so a cgroup is no proof that the slice runs.
 - StartUnit(s, s) of a slice: the slice's cgroup is made; when it has
   AllowedCPUs=, "cpuset" is enabled in the root's cgroup.subtree_control
   first (the kernel then gives the child its cpuset.* files) and its
   cpuset.cpus is written.
 - StopUnit(s, s): the cgroup is removed (unless units still run in it),
   and cpuset is disabled in the root again when no active unit wants it.
+- LoadUnit(s) and the unit object's ActiveState property (through
+  org.freedesktop.DBus.Properties.Get): "active" or "inactive".
 - A slice's cgroup is where systemd puts it: a dash nests, so
   "a-b.slice" is a/b's "a.slice/a-b.slice", made with its parents (cpuset
   enabled in each parent on the way down).
@@ -85,9 +88,10 @@ def cgroup_path(name):
 
 def realise(name):
     u = units[name]
-    if not u["active"]:
-        return
     d = os.path.join(CG, cgroup_path(name))
+    if not u["active"]:
+        os.makedirs(d, exist_ok=True)   # bus_slice_commit_properties(): a cgroup, no cpuset
+        return
     parent = CG
     for part in cgroup_path(name).split("/")[:-1]:
         parent = os.path.join(parent, part)
@@ -132,6 +136,11 @@ class Manager(dbus.service.Object):
             units.setdefault(str(unit), {"active": False, "cpus": ""})["cpus"] = cpus
             later(realise, str(unit))
 
+    @dbus.service.method("org.freedesktop.systemd1.Manager", in_signature="s", out_signature="o")
+    def LoadUnit(self, unit):
+        units.setdefault(str(unit), {"active": False, "cpus": ""})
+        return dbus.ObjectPath("/org/freedesktop/systemd1/unit/" + str(unit).replace(".", "_2e").replace("-", "_2d"))
+
     def _job(self):
         jobs[0] += 1
         return dbus.ObjectPath(f"/org/freedesktop/systemd1/job/{jobs[0]}")
@@ -154,8 +163,22 @@ class Manager(dbus.service.Object):
         return self._job()
 
 
+class UnitObject(dbus.service.FallbackObject):
+    """Every /org/freedesktop/systemd1/unit/NAME: its ActiveState."""
+    @dbus.service.method("org.freedesktop.DBus.Properties", in_signature="ss", out_signature="v",
+                         path_keyword="path")
+    def Get(self, interface, prop, path=None):
+        name = path.rsplit("/", 1)[1].replace("_2e", ".").replace("_2d", "-")
+        if interface != "org.freedesktop.systemd1.Unit" or prop != "ActiveState":
+            raise dbus.exceptions.DBusException(f"{interface}.{prop} not supported by the fake",
+                                                name="org.freedesktop.DBus.Error.UnknownProperty")
+        active = units.get(name, {}).get("active", False)
+        return dbus.String("active" if active else "inactive", variant_level=1)
+
+
 dbus.mainloop.glib.DBusGMainLoop(set_as_default=True)
 bus = dbus.bus.BusConnection(ADDR)
 name = dbus.service.BusName("org.freedesktop.systemd1", bus)
 Manager(bus, "/org/freedesktop/systemd1")
+UnitObject(bus, "/org/freedesktop/systemd1/unit")
 GLib.MainLoop().run()

@@ -840,8 +840,8 @@ try:
     e = call_error(mgr().SetProfile, "hpc", False)
     calls = log_text(calls_log) if os.path.exists(calls_log) else ""
     iso = str(prop("IsolatedCpus"))
-    check("systemd path: SetUnitProperties(topotune.slice, runtime, AllowedCPUs=mask), then StartUnit",
-          e[0] is None and f"topotune.slice runtime=1 AllowedCPUs={iso}\nStartUnit topotune.slice replace\n"
+    check("systemd path: StartUnit(topotune.slice), then SetUnitProperties(runtime, AllowedCPUs=mask)",
+          e[0] is None and f"StartUnit topotune.slice replace\ntopotune.slice runtime=1 AllowedCPUs={iso}\n"
           in calls, f"{e} {calls} {iso}")
     check("systemd path: the started slice's cgroup is an isolated partition, cpuset enabled in the root by systemd",
           rd(sd_tree, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition") == "isolated"
@@ -850,9 +850,9 @@ try:
           f"{e} {rd(sd_tree, ROOT_CTRL)} {[str(r) for r in prop('StateReasons')]}")
     e = call_error(mgr().Revert, False)
     calls = log_text(calls_log)
-    check("systemd path: Revert restores the partition, stops the slice it started, resets AllowedCPUs",
-          e[0] is None and calls.endswith("StopUnit topotune.slice replace\n"
-                                          "topotune.slice runtime=1 AllowedCPUs=\n")
+    check("systemd path: Revert restores the partition, resets AllowedCPUs, stops the slice it started",
+          e[0] is None and calls.endswith("topotune.slice runtime=1 AllowedCPUs=\n"
+                                          "StopUnit topotune.slice replace\n")
           and not os.path.exists(os.path.join(sd_tree, "sys/fs/cgroup/topotune.slice")), f"{e} {calls}")
     e = call_error(mgr().SetProfile, "hpc", False)
     # A workload the operator started in the slice (systemd-run --slice=...): a child cgroup.
