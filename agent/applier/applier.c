@@ -41,6 +41,7 @@
  */
 #include <fcntl.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <sys/stat.h>
 #include <time.h>
 
@@ -465,20 +466,19 @@ void recovery_done(Recovery *rec)
 }
 
 /*
- * Keep @text in run/topotune/state.failed-<UTC time> (a new file; "-2",
- * "-3"... when a second recovery falls in the same second).
+ * Keep @text in run/topotune/state.failed-<UTC time>, a new file ("-2",
+ * "-3"... when a second recovery falls in the same second); @text NULL:
+ * move the record itself there, whatever it is.
  */
 static int set_aside(Applier *a, const char *text, char **ret_path)
 {
-	_cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+	_cleanup_close_ int dir_fd = -EBADF;
 	char stamp[32];
 	struct tm tm;
 	time_t now = time(NULL);
-	size_t len = strlen(text);
-	ssize_t n;
 	int r;
 
-	r = state_dir_open(a, true, &dir_fd);
+	r = state_dir_open(a, text != NULL, &dir_fd);
 	if (r < 0)
 		return r;
 	if (!gmtime_r(&now, &tm) || strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) == 0)
@@ -486,19 +486,31 @@ static int set_aside(Applier *a, const char *text, char **ret_path)
 	for (unsigned i = 1; i < 100; i++) {
 		_cleanup_free_ char *name = i == 1 ? strprintf("state.failed-%s", stamp)
 						  : strprintf("state.failed-%s-%u", stamp, i);
+		_cleanup_close_ int fd = -EBADF;
+		size_t len;
+		ssize_t n;
 
 		if (!name)
 			return -ENOMEM;
-		fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
-		if (fd < 0 && errno == EEXIST)
-			continue;
-		if (fd < 0)
-			return fail(a, negative_errno(), "/" STATE_DIR "/%s: %m", name);
-		n = write(fd, text, len);
-		if (n < 0 || (size_t)n != len || fsync(fd) < 0) {
-			r = n >= 0 && (size_t)n != len ? -EIO : negative_errno();
-			(void)unlinkat(dir_fd, name, 0);
-			return fail(a, r, "/" STATE_DIR "/%s: %s", name, strerror(-r));
+		if (!text) {
+			if (renameat2(dir_fd, "state", dir_fd, name, RENAME_NOREPLACE) < 0) {
+				if (errno == EEXIST)
+					continue;
+				return fail(a, negative_errno(), "/" STATE_FILE ": moving it to %s: %m", name);
+			}
+		} else {
+			fd = openat(dir_fd, name, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+			if (fd < 0 && errno == EEXIST)
+				continue;
+			if (fd < 0)
+				return fail(a, negative_errno(), "/" STATE_DIR "/%s: %m", name);
+			len = strlen(text);
+			n = write(fd, text, len);
+			if (n < 0 || (size_t)n != len || fsync(fd) < 0) {
+				r = n >= 0 && (size_t)n != len ? -EIO : negative_errno();
+				(void)unlinkat(dir_fd, name, 0);
+				return fail(a, r, "/" STATE_DIR "/%s: %s", name, strerror(-r));
+			}
 		}
 		*ret_path = strprintf("/" STATE_DIR "/%s", name);
 		return *ret_path ? 0 : -ENOMEM;
@@ -535,24 +547,14 @@ int applier_recover(Applier *a, Recovery *ret)
 	if (r == -ENOENT)
 		return 0;
 	strbuf_append(&aside, "# topotune: what recovery could not restore, or refused; nothing reads this file again\n");
+	if (r == -ENOMEM)
+		return r;
 	if (r < 0) {
-		/* Not a record we can read (a link, a FIFO, too big): out of the way, whole. */
-		_cleanup_close_ int dir_fd = -EBADF;
-		char stamp[32];
-		time_t now = time(NULL);
-		struct tm tm;
-
+		/* Not a record we can read (a link, a FIFO, too big): out of the way, whole, untouched. */
 		strbuf_done(&aside);
 		recovery_problem(&rec, "/" STATE_FILE ": %s", strerror(-r));
-		if (state_dir_open(a, false, &dir_fd) >= 0 && gmtime_r(&now, &tm) &&
-		    strftime(stamp, sizeof(stamp), "%Y%m%dT%H%M%SZ", &tm) > 0) {
-			_cleanup_free_ char *name = strprintf("state.failed-%s", stamp);
-
-			if (name && renameat(dir_fd, "state", dir_fd, name) >= 0)
-				rec.aside = strprintf("/" STATE_DIR "/%s", name);
-			else
-				recovery_problem(&rec, "/" STATE_FILE ": cannot move it aside: %m");
-		}
+		if (set_aside(a, NULL, &rec.aside) < 0)
+			recovery_problem(&rec, "%s", strna(a->error));
 		*ret = rec;
 		return 0;
 	}

@@ -36,8 +36,9 @@ int root_open(const char *path, int *ret_fd);
  *   was planted, and following it even inside the root would write a file
  *   nobody chose. The applier writes only through this rule.
  *
- * openat2() is used where the kernel has it (5.6); on ENOSYS a component
- * walk (O_NOFOLLOW, readlinkat(), the directories held open) gives the same
+ * openat2() is used where the kernel has it (5.6); where it says ENOSYS (or
+ * EPERM, from a seccomp filter that predates it) a component walk
+ * (O_NOFOLLOW, readlinkat(), the directories held open) gives the same
  * answers. TOPOTUNE_FILEIO_WALK=1 in the environment, or
  * fileio_force_walk(true), forces the walk, for tests.
  */

@@ -755,6 +755,22 @@ static void test_recover_aside(void)
 	check_int(rec.found, 0);
 	check(!rec.problems && !rec.aside);
 	check(aside_rel && path_exists_at(fd, aside_rel));
+
+	/* A record that is a symlink (or a FIFO): moved aside whole, never followed, never a name reused. */
+	check(symlinkat("/etc/shadow", fd, STATE_FILE) == 0);
+	recovery_done(&rec);
+	check_int(applier_recover(a, &rec), 0);
+	check_int(rec.found, 0);
+	check(rec.problems && strstr(rec.problems[0], "/run/topotune/state: Too many levels of symbolic links"));
+	check(rec.aside && aside_rel && !streq(rec.aside + 1, aside_rel));
+	check(!path_exists_at(fd, STATE_FILE));
+	{
+		_cleanup_close_ int dfd = open_beneath(fd, STATE_DIR, O_PATH | O_DIRECTORY, 0, FILEIO_WRITE);
+		char target[64] = "";
+
+		check(rec.aside && readlinkat(dfd, strrchr(rec.aside, '/') + 1, target, sizeof(target) - 1) > 0);
+		check_str(target, "/etc/shadow");
+	}
 	rm_rf(tmpl);
 }
 

@@ -7,6 +7,12 @@
  */
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <linux/audit.h>
+#include <linux/filter.h>
+#include <linux/seccomp.h>
+#include <stddef.h>
+#include <sys/prctl.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 
 #include "fileio.h"
@@ -209,6 +215,44 @@ static void test_fifo(const char *mode)
 	check(unlink(p) == 0);
 }
 
+/*
+ * A kernel without openat2(), or a container whose seccomp filter predates
+ * it: in a child whose filter answers openat2() with @err, before the first
+ * open (the probe runs once), every rule holds through the walk.
+ */
+static void test_no_openat2(int err, const char *mode)
+{
+	struct sock_filter f[] = {
+		BPF_STMT(BPF_LD | BPF_W | BPF_ABS, offsetof(struct seccomp_data, nr)),
+		BPF_JUMP(BPF_JMP | BPF_JEQ | BPF_K, __NR_openat2, 0, 1),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ERRNO | (unsigned)err),
+		BPF_STMT(BPF_RET | BPF_K, SECCOMP_RET_ALLOW),
+	};
+	struct sock_fprog prog = { .len = ELEMENTSOF(f), .filter = f };
+	pid_t pid;
+	int status;
+
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		_cleanup_free_ char *s = NULL;
+		char buf[64];
+		bool ok;
+
+		if (prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0) < 0 || prctl(PR_SET_SECCOMP, SECCOMP_MODE_FILTER, &prog) < 0)
+			_exit(2);
+		fileio_force_walk(false);   /* probe again, under the filter */
+		ok = read_line_buf_at(root_fd, "sys/devices/system/cpu/cpu0/node0/cpulist", buf, sizeof(buf)) == 3 &&
+		     read_line_at(root_fd, "proc/sys/kernel/abs_inside", &s) == 0 && streq(s, "root's own passwd") &&
+		     read_line_buf_at(root_fd, "proc/sys/kernel/rel_link", buf, sizeof(buf)) == -ENOENT &&
+		     write_string_at(root_fd, "proc/sys/kernel/sched_smt_buddy_assist", "1") == -ELOOP &&
+		     write_string_at(root_fd, "proc/sys/kernel/sched_relax_domain_level", "-1") == 0;
+		_exit(ok ? 0 : 1);
+	}
+	check(pid > 0 && waitpid(pid, &status, 0) == pid);
+	check_ctx(mode, WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
 int main(void)
 {
 	_cleanup_free_ char *cmd = NULL;
@@ -217,6 +261,8 @@ int main(void)
 	test_read("openat2");
 	test_write("openat2");
 	test_fifo("openat2");
+	test_no_openat2(ENOSYS, "seccomp ENOSYS");
+	test_no_openat2(EPERM, "seccomp EPERM");
 	fileio_force_walk(true);
 	test_read("walk");
 	test_write("walk");
