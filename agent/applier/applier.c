@@ -616,10 +616,11 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 
 	for (size_t i = 0; i < _SETTING_MAX && r >= 0; i++) {
 		const PlanStep *st = &plan->steps[i];
-		bool on = streq(st->to, "on");
+		bool on;
 
-		if (skip_mask & (1U << i))
+		if (!plan_has_step(plan, i) || (skip_mask & (1U << i)))
 			continue;
+		on = streq(st->to, "on");
 		if (st->action == STEP_PENDING_REBOOT && a->manage_bootloader && plan->kernel_cmdline &&
 		    !startswith(plan->kernel_cmdline, "-")) {
 			_cleanup_free_ char *v = strprintf(

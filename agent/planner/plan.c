@@ -8,13 +8,6 @@
 #include "planner.h"
 #include "strutil.h"
 
-static const char *const setting_id_table[_SETTING_MAX] = {
-	[SETTING_SMT_BUDDY_ASSIST] = "smt_buddy_assist",
-	[SETTING_RELAX_DOMAIN_LEVEL] = "relax_domain_level",
-	[SETTING_ISOLATED_CPUS] = "isolated_cpus",
-};
-DEFINE_STRING_TABLE_LOOKUP(setting_id, SettingId);
-
 static const char *const step_action_table[_STEP_ACTION_MAX] = {
 	[STEP_SET] = "set",
 	[STEP_NONE] = "in-sync",
@@ -105,21 +98,21 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 	const ProfileSettings *s = in->settings;
 	const KernelCaps *k = in->caps;
 	PlanStep *st = &p->steps[SETTING_SMT_BUDDY_ASSIST];
-	const Origin *o = &s->smt_buddy_assist_origin;
-	bool want = s->smt_buddy_assist == SMT_BUDDY_ON;
+	const Origin *o = &s->origin[SETTING_SMT_BUDDY_ASSIST];
+	SmtBuddyMode mode = s->value[SETTING_SMT_BUDDY_ASSIST].mode;
+	bool want = mode == SMT_BUDDY_ON;
 	int r;
 
-	st->setting = SETTING_SMT_BUDDY_ASSIST;
 	p->smt_buddy_assist = k->smt_buddy_current > 0;
 	r = text(&st->from, "%s", (k->smt_buddy_sysctl || k->smt_buddy_debugfs) ? onoff(k->smt_buddy_current)
 										    : "absent");
 	if (r < 0)
 		return r;
-	r = text(&st->to, "%s", s->smt_buddy_assist == SMT_BUDDY_KEEP ? st->from : onoff(want));
+	r = text(&st->to, "%s", mode == SMT_BUDDY_KEEP ? st->from : onoff(want));
 	if (r < 0)
 		return r;
 
-	if (s->smt_buddy_assist == SMT_BUDDY_KEEP)
+	if (mode == SMT_BUDDY_KEEP)
 		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "smt_buddy_assist = keep: left as the kernel has it");
 	if (!k->smt_buddy_sysctl && !k->smt_buddy_debugfs && !want)
 		return step_set(st, STEP_NONE, CONTROL_NONE, o, "kernel lacks SMT_BUDDY_ASSIST, which is as good as off");
@@ -183,17 +176,17 @@ static int plan_relax(const PlanInput *in, Plan *p)
 	const ProfileSettings *s = in->settings;
 	const KernelCaps *k = in->caps;
 	PlanStep *st = &p->steps[SETTING_RELAX_DOMAIN_LEVEL];
-	const Origin *o = &s->relax_origin;
+	const SettingValue *v = &s->value[SETTING_RELAX_DOMAIN_LEVEL];
+	const Origin *o = &s->origin[SETTING_RELAX_DOMAIN_LEVEL];
 	int want, r;
 	_cleanup_free_ char *derivation = NULL;
 
-	st->setting = SETTING_RELAX_DOMAIN_LEVEL;
 	p->relax_level = k->relax_current;
 	r = text(&st->from, "%d", k->relax_current);
 	if (r < 0)
 		return r;
 
-	switch (s->relax_mode) {
+	switch (v->mode) {
 	case RELAX_KEEP:
 		r = text(&st->to, "%s", st->from);
 		if (r < 0)
@@ -209,7 +202,7 @@ static int plan_relax(const PlanInput *in, Plan *p)
 			return -ENOMEM;
 		break;
 	case RELAX_LEVEL:
-		want = s->relax_level;
+		want = v->level;
 		derivation = strprintf("relax_domain_level = %d", want);
 		if (!derivation)
 			return -ENOMEM;
@@ -329,12 +322,12 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 	const KernelCaps *k = in->caps;
 	const Topology *t = in->topology;
 	PlanStep *st = &p->steps[SETTING_ISOLATED_CPUS];
-	const Origin *o = &s->isolation_origin;
+	const SettingValue *v = &s->value[SETTING_ISOLATED_CPUS];
+	const Origin *o = &s->origin[SETTING_ISOLATED_CPUS];
 	_cleanup_free_ char *cur = NULL, *want_text = NULL;
 	CpuSet want = {};
 	int r;
 
-	st->setting = SETTING_ISOLATED_CPUS;
 	r = cpuset_copy(&p->isolated, &k->isolated);
 	if (r < 0)
 		return r;
@@ -345,7 +338,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 	if (r < 0)
 		return r;
 
-	switch (s->isolation) {
+	switch (v->mode) {
 	case ISOLATION_KEEP:
 		r = text(&st->to, "%s", st->from);
 		if (r < 0)
@@ -354,11 +347,11 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 	case ISOLATION_NONE:
 		break;
 	case ISOLATION_LIST:
-		r = cpuset_copy(&want, &s->isolated_cpus);
+		r = cpuset_copy(&want, &v->cpus);
 		break;
 	case ISOLATION_PER_LLC:
 	case ISOLATION_PER_NODE:
-		r = plan_auto_isolation(t, s->isolation, s->isolated_per_group, &want);
+		r = plan_auto_isolation(t, v->mode, v->per_group, &want);
 		break;
 	default:
 		r = -EINVAL;
@@ -397,7 +390,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		if (r < 0 || st->action == STEP_REFUSED)
 			goto out;
 	}
-	if (s->housekeeping_smt == HOUSEKEEPING_WHOLE_CORES)
+	if (s->value[SETTING_HOUSEKEEPING_SMT].mode == HOUSEKEEPING_WHOLE_CORES)
 		for (size_t i = 0; i < t->cores.n; i++) {
 			const CpuSet *core = &t->cores.items[i].cpus;
 
@@ -423,13 +416,34 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		r = cpuset_copy(&p->isolated, &want);
 		if (r >= 0)
 			r = step_set(st, STEP_SET, CONTROL_CPUSET_PARTITION, o, "%s",
-				     s->isolation == ISOLATION_PER_LLC ? "auto: last cores of every LLC" :
-				     s->isolation == ISOLATION_PER_NODE ? "auto: last cores of every node" :
-				     s->isolation == ISOLATION_NONE ? "no isolated CPUs wanted" : "explicit list");
+				     v->mode == ISOLATION_PER_LLC ? "auto: last cores of every LLC" :
+				     v->mode == ISOLATION_PER_NODE ? "auto: last cores of every node" :
+				     v->mode == ISOLATION_NONE ? "no isolated CPUs wanted" : "explicit list");
 	}
 out:
 	cpuset_done(&want);
 	return r;
+}
+
+/*
+ * The planner's part of each setting: the function that makes its step, or
+ * for a setting without one, the setting whose step reads it.
+ */
+static const struct {
+	int (*step)(const PlanInput *in, Plan *p);
+	SettingId read_by;
+} plan_table[_SETTING_MAX] = {
+	[SETTING_SMT_BUDDY_ASSIST] = { plan_smt_buddy },
+	[SETTING_RELAX_DOMAIN_LEVEL] = { plan_relax },
+	[SETTING_ISOLATED_CPUS] = { plan_isolation },
+	[SETTING_HOUSEKEEPING_SMT] = { NULL, SETTING_ISOLATED_CPUS },
+};
+
+SettingId plan_step_of(SettingId id)
+{
+	if (id < 0 || id >= _SETTING_MAX)
+		return _SETTING_INVALID;
+	return plan_table[id].step ? id : plan_table[id].read_by;
 }
 
 int plan_compute(const PlanInput *in, Plan **ret)
@@ -444,15 +458,18 @@ int plan_compute(const PlanInput *in, Plan **ret)
 	if (!p->profile)
 		return -ENOMEM;
 
-	r = plan_smt_buddy(in, p);
-	if (r < 0)
-		return r;
-	r = plan_relax(in, p);
-	if (r < 0)
-		return r;
-	r = plan_isolation(in, p);
-	if (r < 0)
-		return r;
+	SETTING_FOREACH(i) {
+		PlanStep *st = &p->steps[i];
+
+		if (!plan_table[i].step) {
+			*st = (PlanStep) { .setting = _SETTING_INVALID, .action = STEP_NOT_APPLICABLE };
+			continue;
+		}
+		st->setting = i;
+		r = plan_table[i].step(in, p);
+		if (r < 0)
+			return r;
+	}
 
 	r = cpuset_copy(&p->housekeeping, &in->topology->online);
 	if (r < 0)
@@ -488,9 +505,13 @@ int plan_format(const Plan *p, unsigned cpu, char **ret)
 
 	strbuf_appendf(&b, "Profile: %s\n", p->profile);
 	strbuf_append(&b, "Steps:\n");
-	for (size_t i = 0; i < _SETTING_MAX; i++) {
+	SETTING_FOREACH(i) {
 		const PlanStep *s = &p->steps[i];
-		_cleanup_free_ char *o = origin_to_string(&s->origin);
+		_cleanup_free_ char *o = NULL;
+
+		if (!plan_has_step(p, i))
+			continue;
+		o = origin_to_string(&s->origin);
 
 		strbuf_appendf(&b, "  %-18s %-14s %s -> %s", setting_id_to_string(s->setting),
 			       step_action_to_string(s->action), s->from, s->to);

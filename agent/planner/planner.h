@@ -13,14 +13,6 @@
  * what it would change, through which control, and why.
  */
 
-typedef enum SettingId {
-	SETTING_SMT_BUDDY_ASSIST,
-	SETTING_RELAX_DOMAIN_LEVEL,
-	SETTING_ISOLATED_CPUS,
-	_SETTING_MAX,
-	_SETTING_INVALID = -EINVAL,
-} SettingId;
-
 typedef enum StepAction {
 	STEP_SET,              /* change through @control */
 	STEP_NONE,             /* already as desired */
@@ -73,12 +65,24 @@ typedef struct Plan {
 	DomainLayout *layout;          /* predicted after the plan */
 } Plan;
 
-const char *setting_id_to_string(SettingId s) _const_;
-SettingId setting_id_from_string(const char *s) _pure_;
 const char *step_action_to_string(StepAction a) _const_;
 StepAction step_action_from_string(const char *s) _pure_;
 const char *control_to_string(Control c) _const_;
 Control control_from_string(const char *s) _pure_;
+
+/*
+ * A setting the planner makes no step of (housekeeping_smt: the
+ * isolated_cpus step reads it) leaves steps[id] with setting
+ * _SETTING_INVALID and action STEP_NOT_APPLICABLE: nothing writes or
+ * verifies it, and lists of steps leave it out.
+ */
+static inline bool plan_has_step(const Plan *p, SettingId id)
+{
+	return p->steps[id].setting >= 0;
+}
+
+/* The setting whose step reads @id when @id has none of its own, else @id. */
+SettingId plan_step_of(SettingId id) _const_;
 
 Plan *plan_free(Plan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);

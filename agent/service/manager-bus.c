@@ -326,10 +326,14 @@ GETTER(property_get_settings)
 		return r;
 	for (size_t i = 0; m->plan && i < _SETTING_MAX; i++) {
 		const PlanStep *st = &m->plan->steps[i];
-		_cleanup_free_ char *actual = manager_setting_actual(m, (SettingId)i), *o = origin_to_string(&st->origin);
-		_cleanup_free_ char *desired = st->action == STEP_KEEP ? strdup("keep") : strdup(st->to);
+		_cleanup_free_ char *actual = NULL, *o = NULL, *desired = NULL;
 		_cleanup_free_ char *a = NULL, *ot = NULL, *d = NULL;
 
+		if (!plan_has_step(m->plan, i))
+			continue;
+		actual = manager_setting_actual(m, (SettingId)i);
+		o = origin_to_string(&st->origin);
+		desired = st->action == STEP_KEEP ? strdup("keep") : strdup(st->to);
 		if (!actual || !o || !desired)
 			return -ENOMEM;
 		a = bus_text(actual);
@@ -750,8 +754,11 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		r = sd_bus_message_open_container(reply, 'a', "(ssss)");
 	for (size_t i = 0; r >= 0 && i < _SETTING_MAX; i++) {
 		const PlanStep *st = &plan->steps[i];
-		_cleanup_free_ char *change = NULL, *why = NULL, *o = origin_to_string(&st->origin);
+		_cleanup_free_ char *change = NULL, *why = NULL, *o = NULL;
 
+		if (!plan_has_step(plan, i))
+			continue;
+		o = origin_to_string(&st->origin);
 		change = strprintf("%s -> %s%s%s", st->from, st->to, st->control != CONTROL_NONE ? " via " : "",
 				   st->control != CONTROL_NONE ? control_to_string(st->control) : "");
 		why = strprintf("%s (%s)", st->why, strna(o));

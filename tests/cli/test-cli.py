@@ -80,6 +80,15 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
 
     rc, out, err = run("--root", hygon, "explain", "smt_buddy_assist")
     check("explain names a file:line", rc == 0 and ".ini:" in out, out + err)
+    # Every key the ini files accept is explainable (issue 13: it exited 2 'unknown setting').
+    rc, out, err = run("--root", hygon, "explain", "housekeeping_smt")
+    check("explain housekeeping_smt: exit 0 with its value and default",
+          rc == 0 and out.startswith("housekeeping_smt = ") and "whole-cores" in out and "isolated_cpus" in out,
+          (rc, out, err))
+    rc, out, err = run("explain", "--list")
+    check("explain --list: the settings table's names, one a line",
+          rc == 0 and out.split() == ["smt_buddy_assist", "relax_domain_level", "isolated_cpus", "housekeeping_smt"],
+          (rc, out, err))
     rc, out, err = run("--root", hygon, "profiles")
     check("profiles lists balanced", rc == 0 and "balanced" in out, out + err)
 

@@ -84,19 +84,19 @@ static void make_settings(Bytes *b, unsigned n, ProfileSettings *s)
 	uint8_t f = next(b), v = next(b);
 
 	profile_settings_init(s);
-	s->smt_buddy_assist = (SmtBuddyMode)(f % _SMT_BUDDY_MAX);
-	s->relax_mode = (RelaxMode)((f >> 2) % _RELAX_MAX);
-	s->relax_level = (int)(v & 15) - 2;                     /* -2..13: out of range too */
-	s->isolation = (IsolationMode)((f >> 4) % _ISOLATION_MAX);
-	s->isolated_per_group = v >> 4;
-	s->housekeeping_smt = (HousekeepingSmt)((f >> 7) % _HOUSEKEEPING_MAX);
-	if (s->isolation == ISOLATION_LIST)
+	s->value[SETTING_SMT_BUDDY_ASSIST].mode = (SmtBuddyMode)(f % _SMT_BUDDY_MAX);
+	s->value[SETTING_RELAX_DOMAIN_LEVEL].mode = (RelaxMode)((f >> 2) % _RELAX_MAX);
+	s->value[SETTING_RELAX_DOMAIN_LEVEL].level = (int)(v & 15) - 2;                     /* -2..13: out of range too */
+	s->value[SETTING_ISOLATED_CPUS].mode = (IsolationMode)((f >> 4) % _ISOLATION_MAX);
+	s->value[SETTING_ISOLATED_CPUS].per_group = v >> 4;
+	s->value[SETTING_HOUSEKEEPING_SMT].mode = (HousekeepingSmt)((f >> 7) % _HOUSEKEEPING_MAX);
+	if (s->value[SETTING_ISOLATED_CPUS].mode == ISOLATION_LIST)
 		/* A little beyond the machine: profiles may name CPUs it lacks. */
-		bitmap(b, n + 8, &s->isolated_cpus);
+		bitmap(b, n + 8, &s->value[SETTING_ISOLATED_CPUS].cpus);
 	if (f & 0x40) {
-		s->smt_buddy_assist_origin.file = strdup("/etc/topotune/profiles/fuzz.ini");
-		s->smt_buddy_assist_origin.line = v;
-		fuzz_assert(s->smt_buddy_assist_origin.file);
+		s->origin[SETTING_SMT_BUDDY_ASSIST].file = strdup("/etc/topotune/profiles/fuzz.ini");
+		s->origin[SETTING_SMT_BUDDY_ASSIST].line = v;
+		fuzz_assert(s->origin[SETTING_SMT_BUDDY_ASSIST].file);
 	}
 }
 

@@ -197,13 +197,13 @@ static Plan *make_plan_on(SmtBuddyMode smt, RelaxMode relax, int level, const ch
 {
 	_cleanup_(topology_freep) Topology *t = NULL;
 	ProfileSettings s = {
-		.smt_buddy_assist = smt,
-		.smt_buddy_assist_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
-		.relax_mode = relax,
-		.relax_level = level,
-		.relax_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
-		.isolation = isolated ? ISOLATION_LIST : ISOLATION_NONE,
-		.isolation_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
+		.value[SETTING_SMT_BUDDY_ASSIST].mode = smt,
+		.origin[SETTING_SMT_BUDDY_ASSIST] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
+		.value[SETTING_RELAX_DOMAIN_LEVEL].mode = relax,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].level = level,
+		.origin[SETTING_RELAX_DOMAIN_LEVEL] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
+		.value[SETTING_ISOLATED_CPUS].mode = isolated ? ISOLATION_LIST : ISOLATION_NONE,
+		.origin[SETTING_ISOLATED_CPUS] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
 	};
 	KernelCaps k;
 	PlanInput in;
@@ -211,14 +211,14 @@ static Plan *make_plan_on(SmtBuddyMode smt, RelaxMode relax, int level, const ch
 
 	check(topo_build(&small, &t) == 0);
 	if (isolated)
-		check(cpuset_parse_list(isolated, &s.isolated_cpus, NULL) == 0);
+		check(cpuset_parse_list(isolated, &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
 	kernel_caps_patched(&k);
 	k.smt_buddy_current = smt_current;
 	if (debugfs_only)
 		k.smt_buddy_sysctl = false;
 	in = (PlanInput) { &intel, t, &k, &s, "t" };
 	check(plan_compute(&in, &p) == 0);
-	cpuset_done(&s.isolated_cpus);
+	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
 	kernel_caps_done(&k);
 	return p;
 }
@@ -671,11 +671,11 @@ static void test_bootloader(void)
 	_cleanup_(applier_freep) Applier *a = NULL;
 	_cleanup_(plan_freep) Plan *p = NULL;
 	ProfileSettings s = {
-		.smt_buddy_assist = SMT_BUDDY_KEEP,
-		.relax_mode = RELAX_LEVEL,
-		.relax_level = 2,
-		.relax_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
-		.isolation = ISOLATION_KEEP,
+		.value[SETTING_SMT_BUDDY_ASSIST].mode = SMT_BUDDY_KEEP,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].mode = RELAX_LEVEL,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].level = 2,
+		.origin[SETTING_RELAX_DOMAIN_LEVEL] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
+		.value[SETTING_ISOLATED_CPUS].mode = ISOLATION_KEEP,
 	};
 	KernelCaps k;
 	PlanInput in;

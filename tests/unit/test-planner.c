@@ -102,15 +102,15 @@ static void run_case(const Case *c)
 	_cleanup_(plan_freep) Plan *p = NULL;
 	_cleanup_free_ char *text = NULL;
 	ProfileSettings s = {
-		.smt_buddy_assist = c->smt,
-		.smt_buddy_assist_origin = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 4 },
-		.relax_mode = c->relax,
-		.relax_level = c->relax_level,
-		.relax_origin = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 5 },
-		.isolation = c->iso,
-		.isolated_per_group = c->per_group,
-		.isolation_origin = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 7 },
-		.housekeeping_smt = HOUSEKEEPING_WHOLE_CORES,
+		.value[SETTING_SMT_BUDDY_ASSIST].mode = c->smt,
+		.origin[SETTING_SMT_BUDDY_ASSIST] = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 4 },
+		.value[SETTING_RELAX_DOMAIN_LEVEL].mode = c->relax,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].level = c->relax_level,
+		.origin[SETTING_RELAX_DOMAIN_LEVEL] = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 5 },
+		.value[SETTING_ISOLATED_CPUS].mode = c->iso,
+		.value[SETTING_ISOLATED_CPUS].per_group = c->per_group,
+		.origin[SETTING_ISOLATED_CPUS] = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 7 },
+		.value[SETTING_HOUSEKEEPING_SMT].mode = HOUSEKEEPING_WHOLE_CORES,
 	};
 	KernelCaps k;
 	PlanInput in;
@@ -118,7 +118,7 @@ static void run_case(const Case *c)
 
 	check_ctx(c->name, topo_build(c->topo, &t) == 0);
 	if (c->iso_list)
-		check_ctx(c->name, cpuset_parse_list(c->iso_list, &s.isolated_cpus, NULL) == 0);
+		check_ctx(c->name, cpuset_parse_list(c->iso_list, &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
 	make_caps(c->kernel, &k);
 	in = (PlanInput) { c->id, t, &k, &s, c->name };
 	r = plan_compute(&in, &p);
@@ -130,7 +130,7 @@ static void run_case(const Case *c)
 		else
 			check_str(text, c->want);
 	}
-	cpuset_done(&s.isolated_cpus);
+	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
 	kernel_caps_done(&k);
 }
 

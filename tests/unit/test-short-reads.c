@@ -522,24 +522,24 @@ static Plan *make_plan(void)
 {
 	_cleanup_(topology_freep) Topology *t = NULL;
 	ProfileSettings s = {
-		.smt_buddy_assist = SMT_BUDDY_ON,
-		.smt_buddy_assist_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
-		.relax_mode = RELAX_LEVEL,
-		.relax_level = 2,
-		.relax_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
-		.isolation = ISOLATION_LIST,
-		.isolation_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
+		.value[SETTING_SMT_BUDDY_ASSIST].mode = SMT_BUDDY_ON,
+		.origin[SETTING_SMT_BUDDY_ASSIST] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
+		.value[SETTING_RELAX_DOMAIN_LEVEL].mode = RELAX_LEVEL,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].level = 2,
+		.origin[SETTING_RELAX_DOMAIN_LEVEL] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
+		.value[SETTING_ISOLATED_CPUS].mode = ISOLATION_LIST,
+		.origin[SETTING_ISOLATED_CPUS] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
 	};
 	KernelCaps k;
 	PlanInput in;
 	Plan *p = NULL;
 
 	check(topo_build(&small, &t) == 0);
-	check(cpuset_parse_list("3,7", &s.isolated_cpus, NULL) == 0);
+	check(cpuset_parse_list("3,7", &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
 	kernel_caps_patched(&k);
 	in = (PlanInput) { &intel, t, &k, &s, "t" };
 	check(plan_compute(&in, &p) == 0);
-	cpuset_done(&s.isolated_cpus);
+	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
 	kernel_caps_done(&k);
 	return p;
 }
