@@ -616,11 +616,9 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 
 	for (size_t i = 0; i < _SETTING_MAX && r >= 0; i++) {
 		const PlanStep *st = &plan->steps[i];
-		bool on;
 
 		if (!plan_has_step(plan, i) || (skip_mask & (1U << i)))
 			continue;
-		on = streq(st->to, "on");
 		if (st->action == STEP_PENDING_REBOOT && a->manage_bootloader && plan->kernel_cmdline &&
 		    !startswith(plan->kernel_cmdline, "-")) {
 			_cleanup_free_ char *v = strprintf(
@@ -632,23 +630,21 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 		}
 		if (st->action != STEP_SET)
 			continue;
-		switch (st->control) {
-		case CONTROL_SYSCTL_SMT_BUDDY:
-			r = push(l, st->setting, WRITE_PLAIN, "proc/sys/kernel/sched_smt_buddy_assist", on ? "1" : "0",
-				 st->why);
+		switch (st->control ? st->control->kind : _CONTROL_KIND_INVALID) {
+		case CONTROL_VALUE:
+		case CONTROL_FEATURE: {
+			_cleanup_free_ char *bytes = NULL;
+			int v;
+
+			r = kernel_control_parse(st->control, st->to, &v);
+			if (r >= 0)
+				r = kernel_control_encode(st->control, v, &bytes);
+			if (r >= 0)
+				r = push(l, st->setting, st->control->kind == CONTROL_FEATURE ? WRITE_FEATURE : WRITE_PLAIN,
+					 st->control->path, bytes, st->why);
 			break;
-		case CONTROL_DEBUGFS_FEATURES:
-			r = push(l, st->setting, WRITE_FEATURE, "sys/kernel/debug/sched/features",
-				 on ? "SMT_BUDDY_ASSIST" : "NO_SMT_BUDDY_ASSIST", st->why);
-			break;
-		case CONTROL_SYSCTL_RELAX:
-			r = push(l, st->setting, WRITE_PLAIN, "proc/sys/kernel/sched_relax_domain_level", st->to, st->why);
-			break;
-		case CONTROL_CGROUP_V1_RELAX:
-			r = push(l, st->setting, WRITE_PLAIN, "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level",
-				 st->to, st->why);
-			break;
-		case CONTROL_CPUSET_PARTITION: {
+		}
+		case CONTROL_PARTITION: {
 			_cleanup_free_ char *cpus = NULL;
 
 			r = cpuset_format_list(&plan->isolated, &cpus);
@@ -982,30 +978,14 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 	_cleanup_free_ char *s = NULL;
 	int r;
 
-	switch (st->control) {
-	case CONTROL_SYSCTL_SMT_BUDDY:
-		r = a->io.read(a->io.userdata, a->root_fd, "proc/sys/kernel/sched_smt_buddy_assist", &s);
+	switch (st->control ? st->control->kind : _CONTROL_KIND_INVALID) {
+	case CONTROL_VALUE:
+	case CONTROL_FEATURE:
+		r = a->io.read(a->io.userdata, a->root_fd, st->control->path, &s);
 		if (r < 0)
 			return r;
-		*ret = strdup(streq(strip(s), "0") ? "off" : "on");
-		break;
-	case CONTROL_DEBUGFS_FEATURES:
-		r = a->io.read(a->io.userdata, a->root_fd, "sys/kernel/debug/sched/features", &s);
-		if (r < 0)
-			return r;
-		*ret = strdup(string_has_word(s, "SMT_BUDDY_ASSIST") ? "on" : string_has_word(s, "NO_SMT_BUDDY_ASSIST") ? "off" : "absent");
-		break;
-	case CONTROL_SYSCTL_RELAX:
-	case CONTROL_CGROUP_V1_RELAX:
-		r = a->io.read(a->io.userdata, a->root_fd,
-			       st->control == CONTROL_SYSCTL_RELAX ? "proc/sys/kernel/sched_relax_domain_level"
-								   : "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level",
-			       &s);
-		if (r < 0)
-			return r;
-		*ret = strdup(strip(s));
-		break;
-	case CONTROL_CPUSET_PARTITION: {
+		return kernel_control_read_text(st->control, s, ret);
+	case CONTROL_PARTITION: {
 		_cleanup_free_ char *part = NULL, *l = NULL;
 		CpuSet set = {};
 
@@ -1066,7 +1046,7 @@ int applier_verify(Applier *a, const Plan *plan, Mismatch **ret, size_t *ret_n)
 
 		if (st->action != STEP_SET && st->action != STEP_NONE)
 			continue;
-		if (st->control == CONTROL_NONE)
+		if (!st->control)
 			continue;
 		r = applier_read_actual(a, st, &got);
 		if (r < 0) {

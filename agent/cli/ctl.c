@@ -478,7 +478,7 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	}
 	st = &plan->steps[id];
 	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
-	       st->control != CONTROL_NONE ? " via " : "", st->control != CONTROL_NONE ? control_to_string(st->control) : "",
+	       st->control ? " via " : "", st->control ? st->control->name : "",
 	       st->why);
 	profile_settings_done(&settings);
 	return 0;

@@ -19,17 +19,6 @@ static const char *const step_action_table[_STEP_ACTION_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(step_action, StepAction);
 
-static const char *const control_table[_CONTROL_MAX] = {
-	[CONTROL_NONE] = "-",
-	[CONTROL_SYSCTL_SMT_BUDDY] = "sysctl kernel.sched_smt_buddy_assist",
-	[CONTROL_DEBUGFS_FEATURES] = "debugfs sched/features",
-	[CONTROL_SYSCTL_RELAX] = "sysctl kernel.sched_relax_domain_level",
-	[CONTROL_CGROUP_V1_RELAX] = "cgroup v1 cpuset.sched_relax_domain_level",
-	[CONTROL_KERNEL_CMDLINE] = "kernel command line",
-	[CONTROL_CPUSET_PARTITION] = "cgroup v2 isolated partition topotune-isolated.slice",
-};
-DEFINE_STRING_TABLE_LOOKUP(control, Control);
-
 static void step_done(PlanStep *s)
 {
 	free(s->from);
@@ -53,13 +42,14 @@ Plan *plan_free(Plan *p)
 	return NULL;
 }
 
-_printf_(5, 6) static int step_set(PlanStep *s, StepAction a, Control c, const Origin *o, const char *why_fmt, ...)
+_printf_(5, 6) static int step_set(PlanStep *s, StepAction a, const char *control, const Origin *o,
+				   const char *why_fmt, ...)
 {
 	va_list ap;
 	int r;
 
 	s->action = a;
-	s->control = c;
+	s->control = kernel_control_get(control);
 	free(s->why);
 	va_start(ap, why_fmt);
 	r = vasprintf(&s->why, why_fmt, ap);
@@ -98,13 +88,15 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 	const ProfileSettings *s = in->settings;
 	const KernelCaps *k = in->caps;
 	PlanStep *st = &p->steps[SETTING_SMT_BUDDY_ASSIST];
+	bool sysctl = kernel_caps_has(k, "smt_buddy_sysctl"), debugfs = kernel_caps_has(k, "smt_buddy_debugfs");
+	int current = kernel_caps_current(k, "smt_buddy_assist", -1);
 	const Origin *o = &s->origin[SETTING_SMT_BUDDY_ASSIST];
 	SmtBuddyMode mode = s->value[SETTING_SMT_BUDDY_ASSIST].mode;
 	bool want = mode == SMT_BUDDY_ON;
 	int r;
 
-	p->smt_buddy_assist = k->smt_buddy_current > 0;
-	r = text(&st->from, "%s", (k->smt_buddy_sysctl || k->smt_buddy_debugfs) ? onoff(k->smt_buddy_current)
+	p->smt_buddy_assist = current > 0;
+	r = text(&st->from, "%s", (sysctl || debugfs) ? onoff(current)
 										    : "absent");
 	if (r < 0)
 		return r;
@@ -113,28 +105,28 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 		return r;
 
 	if (mode == SMT_BUDDY_KEEP)
-		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "smt_buddy_assist = keep: left as the kernel has it");
-	if (!k->smt_buddy_sysctl && !k->smt_buddy_debugfs && !want)
-		return step_set(st, STEP_NONE, CONTROL_NONE, o, "kernel lacks SMT_BUDDY_ASSIST, which is as good as off");
-	if (!k->smt_buddy_sysctl && !k->smt_buddy_debugfs)
-		return step_set(st, STEP_UNSUPPORTED, CONTROL_NONE, o,
+		return step_set(st, STEP_KEEP, NULL, o, "smt_buddy_assist = keep: left as the kernel has it");
+	if (!sysctl && !debugfs && !want)
+		return step_set(st, STEP_NONE, NULL, o, "kernel lacks SMT_BUDDY_ASSIST, which is as good as off");
+	if (!sysctl && !debugfs)
+		return step_set(st, STEP_UNSUPPORTED, NULL, o,
 				"kernel lacks SMT_BUDDY_ASSIST (needs the topotune kernel series)");
 	if (want && in->topology->threads_per_core <= 1)
-		return step_set(st, STEP_NOT_APPLICABLE, CONTROL_NONE, o,
+		return step_set(st, STEP_NOT_APPLICABLE, NULL, o,
 				"no SMT siblings on this machine: nothing to push to");
-	if (k->smt_buddy_current == (int)want)
-		return step_set(st, STEP_NONE, k->smt_buddy_sysctl ? CONTROL_SYSCTL_SMT_BUDDY : CONTROL_DEBUGFS_FEATURES,
+	if (current == (int)want)
+		return step_set(st, STEP_NONE, sysctl ? "smt_buddy_sysctl" : "smt_buddy_debugfs",
 				o, "already %s", onoff(want));
 	p->smt_buddy_assist = want;
-	if (k->smt_buddy_sysctl)
-		return step_set(st, STEP_SET, CONTROL_SYSCTL_SMT_BUDDY, o, "wanted %s", onoff(want));
+	if (sysctl)
+		return step_set(st, STEP_SET, "smt_buddy_sysctl", o, "wanted %s", onoff(want));
 	if (k->lockdown) {
-		p->smt_buddy_assist = k->smt_buddy_current > 0;
-		return step_set(st, STEP_UNSUPPORTED, CONTROL_DEBUGFS_FEATURES, o,
+		p->smt_buddy_assist = current > 0;
+		return step_set(st, STEP_UNSUPPORTED, "smt_buddy_debugfs", o,
 				"only the debugfs control exists and lockdown (%s) makes debugfs read-only",
 				k->lockdown_mode);
 	}
-	return step_set(st, STEP_SET, CONTROL_DEBUGFS_FEATURES, o, "wanted %s (no sysctl: debugfs)", onoff(want));
+	return step_set(st, STEP_SET, "smt_buddy_debugfs", o, "wanted %s (no sysctl: debugfs)", onoff(want));
 }
 
 static int predict(const PlanInput *in, const CpuSet *isolated, int relax, bool smt, DomainLayout **ret)
@@ -176,13 +168,15 @@ static int plan_relax(const PlanInput *in, Plan *p)
 	const ProfileSettings *s = in->settings;
 	const KernelCaps *k = in->caps;
 	PlanStep *st = &p->steps[SETTING_RELAX_DOMAIN_LEVEL];
+	bool sysctl = kernel_caps_has(k, "relax_sysctl"), cgroup_v1 = kernel_caps_has(k, "relax_cgroup_v1");
+	int current = kernel_caps_current(k, "relax_domain_level", -1);
 	const SettingValue *v = &s->value[SETTING_RELAX_DOMAIN_LEVEL];
 	const Origin *o = &s->origin[SETTING_RELAX_DOMAIN_LEVEL];
 	int want, r;
 	_cleanup_free_ char *derivation = NULL;
 
-	p->relax_level = k->relax_current;
-	r = text(&st->from, "%d", k->relax_current);
+	p->relax_level = current;
+	r = text(&st->from, "%d", current);
 	if (r < 0)
 		return r;
 
@@ -191,7 +185,7 @@ static int plan_relax(const PlanInput *in, Plan *p)
 		r = text(&st->to, "%s", st->from);
 		if (r < 0)
 			return r;
-		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "relax_domain_level = keep");
+		return step_set(st, STEP_KEEP, NULL, o, "relax_domain_level = keep");
 	case RELAX_AUTO:
 		want = plan_auto_relax_level(in);
 		if (want < -1)
@@ -214,21 +208,21 @@ static int plan_relax(const PlanInput *in, Plan *p)
 	r = text(&st->to, "%d", want);
 	if (r < 0)
 		return r;
-	if (want == k->relax_current)
+	if (want == current)
 		return step_set(st, STEP_NONE,
-				k->relax_sysctl ? CONTROL_SYSCTL_RELAX :
-				k->relax_cgroup_v1 ? CONTROL_CGROUP_V1_RELAX : CONTROL_NONE,
+				sysctl ? "relax_sysctl" :
+				cgroup_v1 ? "relax_cgroup_v1" : NULL,
 				o, "%s; already in effect", derivation);
-	if (k->relax_sysctl || k->relax_cgroup_v1) {
+	if (sysctl || cgroup_v1) {
 		p->relax_level = want;
-		return step_set(st, STEP_SET, k->relax_sysctl ? CONTROL_SYSCTL_RELAX : CONTROL_CGROUP_V1_RELAX, o,
+		return step_set(st, STEP_SET, sysctl ? "relax_sysctl" : "relax_cgroup_v1", o,
 				"%s", derivation);
 	}
 	r = want >= 0 ? text(&p->kernel_cmdline, "relax_domain_level=%d", want)
 		      : text(&p->kernel_cmdline, "-relax_domain_level");
 	if (r < 0)
 		return r;
-	return step_set(st, STEP_PENDING_REBOOT, CONTROL_KERNEL_CMDLINE, o,
+	return step_set(st, STEP_PENDING_REBOOT, "relax_cmdline", o,
 			"%s; no runtime control on this kernel: %s the kernel command line and reboot", derivation,
 			want >= 0 ? "add relax_domain_level= to" : "remove relax_domain_level= from");
 }
@@ -343,7 +337,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		r = text(&st->to, "%s", st->from);
 		if (r < 0)
 			return r;
-		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "isolated_cpus = keep");
+		return step_set(st, STEP_KEEP, NULL, o, "isolated_cpus = keep");
 	case ISOLATION_NONE:
 		break;
 	case ISOLATION_LIST:
@@ -374,7 +368,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		}
 		cpuset_done(&bad);
 		if (r >= 0)
-			r = step_set(st, STEP_REFUSED, CONTROL_NONE, o, "not online: %s", b);
+			r = step_set(st, STEP_REFUSED, NULL, o, "not online: %s", b);
 		goto out;
 	}
 	{
@@ -384,7 +378,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		if (r >= 0) {
 			cpuset_andnot(&hk, &want);
 			if (cpuset_is_empty(&hk))
-				r = step_set(st, STEP_REFUSED, CONTROL_NONE, o, "no housekeeping CPU would remain");
+				r = step_set(st, STEP_REFUSED, NULL, o, "no housekeeping CPU would remain");
 		}
 		cpuset_done(&hk);
 		if (r < 0 || st->action == STEP_REFUSED)
@@ -399,23 +393,23 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 
 				r = cpuset_format_list(core, &c);
 				if (r >= 0)
-					r = step_set(st, STEP_REFUSED, CONTROL_NONE, o,
+					r = step_set(st, STEP_REFUSED, NULL, o,
 						     "would split the SMT siblings %s (housekeeping_smt = whole-cores)", c);
 				goto out;
 			}
 		}
 
 	if (k->isolated_known && cpuset_equal(&want, &k->isolated))
-		r = step_set(st, STEP_NONE, CONTROL_CPUSET_PARTITION, o, "already isolated as wanted");
+		r = step_set(st, STEP_NONE, "cpuset_partition", o, "already isolated as wanted");
 	else if (!k->cgroup_v2_cpuset || !k->cpuset_partitions)
-		r = step_set(st, STEP_UNSUPPORTED, CONTROL_NONE, o,
+		r = step_set(st, STEP_UNSUPPORTED, NULL, o,
 			     "isolation needs cgroup v2 cpuset partitions (%s)",
 			     !k->cgroup_v2 ? "no cgroup v2 hierarchy; cgroup v1 is refused" :
 			     !k->cgroup_v2_cpuset ? "cpuset controller not available" : "kernel older than 5.11");
 	else {
 		r = cpuset_copy(&p->isolated, &want);
 		if (r >= 0)
-			r = step_set(st, STEP_SET, CONTROL_CPUSET_PARTITION, o, "%s",
+			r = step_set(st, STEP_SET, "cpuset_partition", o, "%s",
 				     v->mode == ISOLATION_PER_LLC ? "auto: last cores of every LLC" :
 				     v->mode == ISOLATION_PER_NODE ? "auto: last cores of every node" :
 				     v->mode == ISOLATION_NONE ? "no isolated CPUs wanted" : "explicit list");
@@ -515,8 +509,8 @@ int plan_format(const Plan *p, unsigned cpu, char **ret)
 
 		strbuf_appendf(&b, "  %-18s %-14s %s -> %s", setting_id_to_string(s->setting),
 			       step_action_to_string(s->action), s->from, s->to);
-		if (s->control != CONTROL_NONE)
-			strbuf_appendf(&b, " via %s", control_to_string(s->control));
+		if (s->control)
+			strbuf_appendf(&b, " via %s", s->control->name);
 		strbuf_appendf(&b, "\n      why: %s\n      from: %s\n", s->why, o ?: "?");
 	}
 	if (p->kernel_cmdline)

@@ -25,22 +25,10 @@ typedef enum StepAction {
 	_STEP_ACTION_INVALID = -EINVAL,
 } StepAction;
 
-typedef enum Control {
-	CONTROL_NONE,
-	CONTROL_SYSCTL_SMT_BUDDY,     /* /proc/sys/kernel/sched_smt_buddy_assist */
-	CONTROL_DEBUGFS_FEATURES,     /* /sys/kernel/debug/sched/features */
-	CONTROL_SYSCTL_RELAX,         /* /proc/sys/kernel/sched_relax_domain_level */
-	CONTROL_CGROUP_V1_RELAX,      /* /sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level */
-	CONTROL_KERNEL_CMDLINE,       /* relax_domain_level= at next boot */
-	CONTROL_CPUSET_PARTITION,     /* topotune-isolated.slice, cpuset.cpus.partition */
-	_CONTROL_MAX,
-	_CONTROL_INVALID = -EINVAL,
-} Control;
-
 typedef struct PlanStep {
 	SettingId setting;
 	StepAction action;
-	Control control;
+	const KernelControl *control;   /* the row of the control table it goes through; NULL: none */
 	char *from;       /* current value as text ("unknown" when not readable) */
 	char *to;         /* desired value as text */
 	char *why;        /* one line: the rule or derivation */
@@ -67,8 +55,6 @@ typedef struct Plan {
 
 const char *step_action_to_string(StepAction a) _const_;
 StepAction step_action_from_string(const char *s) _pure_;
-const char *control_to_string(Control c) _const_;
-Control control_from_string(const char *s) _pure_;
 
 /*
  * A setting the planner makes no step of (housekeeping_smt: the

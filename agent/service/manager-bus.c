@@ -352,21 +352,16 @@ GETTER(property_get_settings)
 GETTER(property_get_kernel_caps)
 {
 	Manager *m = userdata;
-	const KernelCaps *k = &m->caps;
+	const char *name;
+	bool v;
+	int r;
 
-	return sd_bus_message_append(reply, "a{sb}", 12,
-				     "smt_buddy_sysctl", k->smt_buddy_sysctl,
-				     "smt_buddy_debugfs", k->smt_buddy_debugfs,
-				     "relax_sysctl", k->relax_sysctl,
-				     "relax_cgroup_v1", k->relax_cgroup_v1,
-				     "cgroup_v2", k->cgroup_v2,
-				     "cgroup_v2_cpuset", k->cgroup_v2_cpuset,
-				     "cpuset_partitions", k->cpuset_partitions,
-				     "debugfs_sched", k->debugfs_sched,
-				     "lockdown", k->lockdown,
-				     "numa_averaging_intel", k->numa_averaging_intel,
-				     "numa_averaging_hygon", k->numa_averaging_hygon,
-				     "schedstat", k->schedstat_version > 0);
+	r = sd_bus_message_open_container(reply, 'a', "{sb}");
+	for (size_t i = 0; r >= 0 && (name = kernel_caps_entry(&m->caps, i, &v)); i++)
+		r = sd_bus_message_append(reply, "{sb}", name, v);
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
 }
 
 static int append_cpuset(sd_bus_message *reply, const CpuSet *s)
@@ -759,8 +754,8 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		if (!plan_has_step(plan, i))
 			continue;
 		o = origin_to_string(&st->origin);
-		change = strprintf("%s -> %s%s%s", st->from, st->to, st->control != CONTROL_NONE ? " via " : "",
-				   st->control != CONTROL_NONE ? control_to_string(st->control) : "");
+		change = strprintf("%s -> %s%s%s", st->from, st->to, st->control ? " via " : "",
+				   st->control ? st->control->name : "");
 		why = strprintf("%s (%s)", st->why, strna(o));
 		if (!change || !why)
 			return -ENOMEM;

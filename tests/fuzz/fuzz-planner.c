@@ -57,10 +57,11 @@ static void make_caps(Bytes *b, unsigned n, KernelCaps *k)
 		kernel_caps_patched(k);
 	else
 		kernel_caps_stock(k);
-	k->smt_buddy_sysctl = f & 2;
-	k->smt_buddy_debugfs = f & 4;
-	k->relax_sysctl = f & 8;
-	k->relax_cgroup_v1 = f & 16;
+	kernel_caps_set(k, "smt_buddy_sysctl", f & 2, (int)(v & 3) - 1);           /* -1..2 */
+	kernel_caps_set(k, "smt_buddy_debugfs", f & 4, (int)(v & 3) - 1);
+	kernel_caps_set(k, "relax_sysctl", f & 8, (int)((v >> 2) & 7) - 1);          /* -1..6 */
+	kernel_caps_set(k, "relax_cgroup_v1", f & 16, (int)((v >> 2) & 7) - 1);
+	kernel_caps_set(k, "relax_cmdline", g & 64, (int)(v >> 5) - 1);             /* -1..6 */
 	k->cgroup_v2 = f & 32;
 	k->cgroup_v2_cpuset = f & 64;
 	k->cpuset_partitions = f & 128;
@@ -71,9 +72,6 @@ static void make_caps(Bytes *b, unsigned n, KernelCaps *k)
 	k->numa_averaging_intel = g & 8;
 	k->numa_averaging_hygon = g & 16;
 	k->schedstat_version = g & 32 ? 17 : 0;
-	k->smt_buddy_current = (int)(v & 3) - 1;               /* -1..2 */
-	k->relax_current = (int)((v >> 2) & 7) - 1;            /* -1..6 */
-	k->relax_boot = g & 64 ? (int)(v >> 5) - 1 : -1;        /* -1..6 */
 	cpuset_done(&k->isolated);
 	if (g & 128)
 		bitmap(b, n, &k->isolated);

@@ -213,9 +213,8 @@ static Plan *make_plan_on(SmtBuddyMode smt, RelaxMode relax, int level, const ch
 	if (isolated)
 		check(cpuset_parse_list(isolated, &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
 	kernel_caps_patched(&k);
-	k.smt_buddy_current = smt_current;
-	if (debugfs_only)
-		k.smt_buddy_sysctl = false;
+	kernel_caps_set(&k, "smt_buddy_sysctl", !debugfs_only, smt_current);
+	kernel_caps_set(&k, "smt_buddy_debugfs", true, smt_current);
 	in = (PlanInput) { &intel, t, &k, &s, "t" };
 	check(plan_compute(&in, &p) == 0);
 	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);

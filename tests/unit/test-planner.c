@@ -83,15 +83,14 @@ static void make_caps(int kind, KernelCaps *k)
 	case K_LOCKDOWN_DEBUGFS:
 		/* A kernel with only the debugfs feature flag, booted with Secure Boot. */
 		kernel_caps_stock(k);
-		k->smt_buddy_debugfs = true;
-		k->smt_buddy_current = 0;
+		kernel_caps_set(k, "smt_buddy_debugfs", true, 0);
 		k->lockdown = true;
 		snprintf(k->lockdown_mode, sizeof(k->lockdown_mode), "integrity");
 		break;
 	case K_CGROUP_V1:
 		kernel_caps_stock(k);
 		k->cgroup_v2 = k->cgroup_v2_cpuset = k->cpuset_partitions = false;
-		k->relax_cgroup_v1 = true;
+		kernel_caps_set(k, "relax_cgroup_v1", true, -1);
 		break;
 	}
 }

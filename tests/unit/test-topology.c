@@ -275,7 +275,7 @@ static void test_empty_root(void)
 	check(cpuid_identify_sysroot(fd, &id) == -ENODATA);
 	/* The probe still answers: everything missing, each with a reason. */
 	check(kernel_probe(fd, &k) == 0);
-	check(!k.smt_buddy_sysctl && !k.relax_sysctl && !k.cgroup_v2);
+	check(!kernel_caps_has(&k, "smt_buddy_sysctl") && !kernel_caps_has(&k, "relax_sysctl") && !k.cgroup_v2);
 	check_int(strv_length(k.notes), 3);
 	kernel_caps_done(&k);
 }
@@ -287,16 +287,18 @@ static void test_kernel_probe(void)
 	KernelCaps k;
 
 	check(kernel_probe(fd, &k) == 0);
-	check(k.smt_buddy_sysctl && k.smt_buddy_debugfs && k.relax_sysctl);
-	check_int(k.smt_buddy_current, 0);
-	check_int(k.relax_current, -1);
+	check(kernel_caps_has(&k, "smt_buddy_sysctl") && kernel_caps_has(&k, "smt_buddy_debugfs") &&
+	      kernel_caps_has(&k, "relax_sysctl"));
+	check_int(kernel_caps_current(&k, "smt_buddy_assist", -1), 0);
+	check_int(kernel_caps_current(&k, "relax_domain_level", -1), -1);
 	check(k.cgroup_v2_cpuset && k.cpuset_partitions && k.isolated_known);
 	check(k.numa_averaging_hygon && k.numa_averaging_intel);
 	check(!k.lockdown);
 	kernel_caps_done(&k);
 
 	check(kernel_probe(fs, &k) == 0);
-	check(!k.smt_buddy_sysctl && !k.smt_buddy_debugfs && !k.relax_sysctl && !k.relax_cgroup_v1);
+	check(!kernel_caps_has(&k, "smt_buddy_sysctl") && !kernel_caps_has(&k, "smt_buddy_debugfs") &&
+	      !kernel_caps_has(&k, "relax_sysctl") && !kernel_caps_has(&k, "relax_cgroup_v1"));
 	check(!k.numa_averaging_hygon);
 	check_int(strv_length(k.notes), 2);
 	kernel_caps_done(&k);
@@ -304,8 +306,8 @@ static void test_kernel_probe(void)
 	check(kernel_probe(fl, &k) == 0);
 	check(k.lockdown);
 	check_str(k.lockdown_mode, "confidentiality");
-	check_int(k.relax_boot, 2);
-	check_int(k.relax_current, 2);
+	check_int(kernel_caps_value(&k, "relax_cmdline", -1), 2);
+	check_int(kernel_caps_current(&k, "relax_domain_level", -1), 2);
 	kernel_caps_done(&k);
 }
 
