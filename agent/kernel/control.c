@@ -5,6 +5,7 @@
  * Pure; depends on basic only.
  */
 #include <assert.h>
+#include <limits.h>
 
 #include "control.h"
 #include "strutil.h"
@@ -20,6 +21,7 @@ static const KernelControl control_table[] = {
 		.path = "proc/sys/kernel/sched_smt_buddy_assist",
 		.values = off_on,
 		.boolean = true,
+		.patched = true,
 	},
 	{
 		.id = "smt_buddy_debugfs",
@@ -30,6 +32,7 @@ static const KernelControl control_table[] = {
 		.token = "SMT_BUDDY_ASSIST",
 		.values = off_on,
 		.boolean = true,
+		.patched = true,
 	},
 	{
 		.id = "relax_sysctl",
@@ -37,6 +40,8 @@ static const KernelControl control_table[] = {
 		.name = "sysctl kernel.sched_relax_domain_level",
 		.kind = CONTROL_VALUE,
 		.path = "proc/sys/kernel/sched_relax_domain_level",
+		.patched = true,
+		.assumed = -1,
 	},
 	{
 		.id = "relax_cgroup_v1",
@@ -60,6 +65,8 @@ static const KernelControl control_table[] = {
 		.kind = CONTROL_PARTITION,
 		.path = "sys/fs/cgroup/cpuset.cpus.isolated",
 		.probed_elsewhere = true,
+		.stock = true,
+		.patched = true,
 	},
 };
 
@@ -86,6 +93,11 @@ const KernelControl *kernel_control_get(const char *id)
 size_t kernel_control_index(const KernelControl *c)
 {
 	return (size_t)(c - control_table);
+}
+
+int kernel_control_max(const KernelControl *c, const char *release)
+{
+	return c->max_value ? c->max_value(release) : INT_MAX;
 }
 
 static int cmdline_int(const char *cmdline, const char *key, int *ret)

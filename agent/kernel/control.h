@@ -32,6 +32,11 @@ typedef struct KernelControl {
 	const char *const *values;  /* names of 0, 1, ... (NULL-terminated); NULL: numbers */
 	bool boolean;               /* any number but 0 reads as 1 */
 	bool probed_elsewhere;      /* CONTROL_PARTITION: kernel_probe() checks cgroup v2 itself */
+	/* The highest value a kernel of this release ("6.1.0-13-amd64") accepts; NULL: any. */
+	int (*max_value)(const char *release);
+	/* Offline planning: there in a stock kernel, in one with topotune's series, with this value. */
+	bool stock, patched;
+	int assumed;
 } KernelControl;
 
 /* Room in KernelCaps for the table's rows; control.c checks the table fits. */
@@ -40,6 +45,7 @@ typedef struct KernelControl {
 typedef struct ControlState {
 	bool present;
 	int value;       /* decoded, when present */
+	int max;         /* the highest value the kernel accepts, when present */
 } ControlState;
 
 size_t kernel_control_count(void) _const_;
@@ -48,6 +54,8 @@ const KernelControl *kernel_control_at(size_t i) _const_;
 const KernelControl *kernel_control_get(const char *id) _pure_;
 size_t kernel_control_index(const KernelControl *c) _pure_;
 
+/* The highest value a kernel of @release accepts (INT_MAX: any). */
+int kernel_control_max(const KernelControl *c, const char *release);
 /* What the file holds -> the value; -ENOENT when the control is not in @content. */
 int kernel_control_decode(const KernelControl *c, const char *content, int *ret);
 /* The value -> what to write. */

@@ -44,6 +44,13 @@ int kernel_caps_value(const KernelCaps *c, const char *id, int unknown)
 	return s && s->present ? s->value : unknown;
 }
 
+int kernel_caps_max(const KernelCaps *c, const char *id)
+{
+	const ControlState *s = state(c, id);
+
+	return s && s->present ? s->max : -1;
+}
+
 int kernel_caps_current(const KernelCaps *c, const char *setting, int unknown)
 {
 	for (size_t i = 0; i < kernel_control_count(); i++)
@@ -68,7 +75,8 @@ void kernel_caps_set(KernelCaps *c, const char *id, bool present, int value)
 	const KernelControl *k = kernel_control_get(id);
 
 	assert(k);
-	c->controls[kernel_control_index(k)] = (ControlState) { present, present ? value : 0 };
+	c->controls[kernel_control_index(k)] = (ControlState) { present, present ? value : 0,
+								present ? kernel_control_max(k, c->release) : 0 };
 }
 
 const char *kernel_caps_entry(const KernelCaps *c, size_t i, bool *ret)
@@ -171,7 +179,7 @@ static void probe_controls(KernelCaps *c, int root_fd, const char *setting)
 						: probe_line(c, root_fd, k->path, &s)) < 0)
 			continue;
 		if (kernel_control_decode(k, s, &v) >= 0)
-			c->controls[i] = (ControlState) { true, v };
+			c->controls[i] = (ControlState) { true, v, kernel_control_max(k, c->release) };
 	}
 }
 
@@ -241,12 +249,23 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 	return 0;
 }
 
+/* The controls the table says a stock (or a patched) kernel has, with their assumed values. */
+static void caps_assume(KernelCaps *c, bool patched)
+{
+	for (size_t i = 0; i < kernel_control_count(); i++) {
+		const KernelControl *k = kernel_control_at(i);
+
+		if (patched ? k->patched : k->stock)
+			kernel_caps_set(c, k->id, true, k->assumed);
+	}
+}
+
 void kernel_caps_stock(KernelCaps *ret)
 {
 	caps_init(ret);
 	snprintf(ret->release, sizeof(ret->release), "7.3.4 (assumed, stock)");
+	caps_assume(ret, false);
 	ret->cgroup_v2 = ret->cgroup_v2_cpuset = ret->cpuset_partitions = true;
-	kernel_caps_set(ret, "cpuset_partition", true, 0);
 	ret->isolated_known = true;
 	ret->debugfs_sched = true;
 	ret->numa_averaging_intel = true;
@@ -259,11 +278,8 @@ void kernel_caps_patched(KernelCaps *ret)
 {
 	caps_init(ret);
 	snprintf(ret->release, sizeof(ret->release), "7.3.4+topotune (assumed)");
-	kernel_caps_set(ret, "smt_buddy_sysctl", true, 0);
-	kernel_caps_set(ret, "smt_buddy_debugfs", true, 0);
-	kernel_caps_set(ret, "relax_sysctl", true, -1);
+	caps_assume(ret, true);
 	ret->cgroup_v2 = ret->cgroup_v2_cpuset = ret->cpuset_partitions = true;
-	kernel_caps_set(ret, "cpuset_partition", true, 0);
 	ret->isolated_known = true;
 	ret->debugfs_sched = true;
 	ret->numa_averaging_intel = ret->numa_averaging_hygon = true;

@@ -44,6 +44,8 @@ void kernel_caps_done(KernelCaps *c);
 bool kernel_caps_has(const KernelCaps *c, const char *id) _pure_;
 /* The value control @id reads, or @unknown when it is not there. */
 int kernel_caps_value(const KernelCaps *c, const char *id, int unknown) _pure_;
+/* The highest value control @id accepts (INT_MAX: any), -1 when it is not there. */
+int kernel_caps_max(const KernelCaps *c, const char *id) _pure_;
 /*
  * The setting's current value: what its first control that is there reads
  * (in the table's order of preference), or @unknown.

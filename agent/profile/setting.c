@@ -54,19 +54,19 @@ _printf_(3, 4) static int invalid(char **ret_error, int error, const char *fmt, 
 	return error;
 }
 
-static int parse_smt_buddy(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
+int setting_parse_name(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
 {
-	SmtBuddyMode m = smt_buddy_mode_from_string(text);
-
-	if (m < 0)
-		return invalid(ret_error, -EINVAL, "invalid value '%s' for %s: expected on, off or keep", text, s->key);
-	*ret = (SettingValue) { .mode = m };
-	return 0;
+	for (size_t i = 0; i < s->n_names; i++)
+		if (s->names[i] && streq(s->names[i], text)) {
+			*ret = (SettingValue) { .mode = (int)i };
+			return 0;
+		}
+	return invalid(ret_error, -EINVAL, "invalid value '%s' for %s: expected %s", text, s->key, s->expected);
 }
 
-static int format_smt_buddy(const SettingValue *v, char **ret)
+int setting_format_name(const Setting *s, const SettingValue *v, char **ret)
 {
-	return strdup_to(ret, strna(smt_buddy_mode_to_string(v->mode)));
+	return strdup_to(ret, v->mode >= 0 && (size_t)v->mode < s->n_names ? strna(s->names[v->mode]) : "n/a");
 }
 
 static int parse_relax(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
@@ -85,7 +85,7 @@ static int parse_relax(const Setting *s, const char *text, SettingValue *ret, ch
 	return 0;
 }
 
-static int format_relax(const SettingValue *v, char **ret)
+static int format_relax(const Setting *s, const SettingValue *v, char **ret)
 {
 	char *t = v->mode == RELAX_LEVEL ? strprintf("%d", v->level) : strdup(strna(relax_mode_to_string(v->mode)));
 
@@ -166,7 +166,7 @@ static int parse_isolated_cpus(const Setting *s, const char *value, SettingValue
 	return 0;
 }
 
-static int format_isolated_cpus(const SettingValue *v, char **ret)
+static int format_isolated_cpus(const Setting *s, const SettingValue *v, char **ret)
 {
 	char *t = NULL;
 	int r;
@@ -193,29 +193,17 @@ static int format_isolated_cpus(const SettingValue *v, char **ret)
 	return 0;
 }
 
-static int parse_housekeeping_smt(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
-{
-	HousekeepingSmt h = housekeeping_smt_from_string(text);
-
-	if (h < 0)
-		return invalid(ret_error, -EINVAL, "invalid value '%s' for %s: expected whole-cores or any", text, s->key);
-	*ret = (SettingValue) { .mode = h };
-	return 0;
-}
-
-static int format_housekeeping_smt(const SettingValue *v, char **ret)
-{
-	return strdup_to(ret, strna(housekeeping_smt_to_string(v->mode)));
-}
-
 static const Setting setting_table[_SETTING_MAX] = {
 	[SETTING_SMT_BUDDY_ASSIST] = {
 		.section = "scheduler",
 		.key = "smt_buddy_assist",
 		.man = "topotune.profile(5)",
 		.default_value = { .mode = SMT_BUDDY_KEEP },
-		.parse = parse_smt_buddy,
-		.format = format_smt_buddy,
+		.parse = setting_parse_name,
+		.format = setting_format_name,
+		.names = smt_buddy_mode_table,
+		.n_names = _SMT_BUDDY_MAX,
+		.expected = "on, off or keep",
 	},
 	[SETTING_RELAX_DOMAIN_LEVEL] = {
 		.section = "scheduler",
@@ -238,8 +226,11 @@ static const Setting setting_table[_SETTING_MAX] = {
 		.key = "housekeeping_smt",
 		.man = "topotune.profile(5)",
 		.default_value = { .mode = HOUSEKEEPING_WHOLE_CORES },
-		.parse = parse_housekeeping_smt,
-		.format = format_housekeeping_smt,
+		.parse = setting_parse_name,
+		.format = setting_format_name,
+		.names = housekeeping_smt_table,
+		.n_names = _HOUSEKEEPING_MAX,
+		.expected = "whole-cores or any",
 	},
 };
 
@@ -306,7 +297,7 @@ int setting_format(SettingId id, const SettingValue *v, char **ret)
 
 	if (!s)
 		return -ENOENT;
-	r = s->format(v, &t);
+	r = s->format(s, v, &t);
 	if (r < 0)
 		return r;
 	*ret = t;

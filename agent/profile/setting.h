@@ -79,8 +79,16 @@ typedef struct Setting {
 	 */
 	int (*parse)(const struct Setting *s, const char *text, SettingValue *ret, char **ret_error);
 	/* As it would be written in a profile: "on", "auto", "0-3,8", "auto:2-per-llc". */
-	int (*format)(const SettingValue *v, char **ret);
+	int (*format)(const struct Setting *s, const SettingValue *v, char **ret);
+	/* A setting that is one of some names (setting_parse_name()): the name of each mode. */
+	const char *const *names;
+	size_t n_names;
+	const char *expected;       /* "on, off or keep" */
 } Setting;
+
+/* parse and format of a setting that is one of @names. */
+int setting_parse_name(const Setting *s, const char *text, SettingValue *ret, char **ret_error);
+int setting_format_name(const Setting *s, const SettingValue *v, char **ret);
 
 const Setting *setting_get(SettingId id) _const_;
 const char *setting_id_to_string(SettingId id) _const_;
