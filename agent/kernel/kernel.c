@@ -163,17 +163,17 @@ static int probe_file(KernelCaps *c, int root_fd, const char *path, char **ret)
 }
 
 /*
- * The controls of @setting, in the table's order: a control is there when
- * its file is and holds what the control's decoder understands.
+ * Every control of the table, in its order: a control is there when its
+ * file is and holds what the control's decoder understands.
  */
-static void probe_controls(KernelCaps *c, int root_fd, const char *setting)
+static void probe_controls(KernelCaps *c, int root_fd)
 {
 	for (size_t i = 0; i < kernel_control_count(); i++) {
 		const KernelControl *k = kernel_control_at(i);
 		_cleanup_free_ char *s = NULL;
 		int v;
 
-		if (!streq(k->setting, setting) || k->probed_elsewhere)
+		if (k->probed_elsewhere)
 			continue;
 		if ((k->kind == CONTROL_FEATURE ? probe_file(c, root_fd, k->path, &s)
 						: probe_line(c, root_fd, k->path, &s)) < 0)
@@ -209,14 +209,13 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 
 	c.debugfs_sched = dir_exists_at(root_fd, "sys/kernel/debug/sched");
 
-	probe_controls(&c, root_fd, "smt_buddy_assist");
+	probe_controls(&c, root_fd);
 	if (!kernel_caps_has(&c, "smt_buddy_sysctl") && !kernel_caps_has(&c, "smt_buddy_debugfs"))
 		note(&c, "SMT_BUDDY_ASSIST: not in this kernel (no /proc/sys/kernel/sched_smt_buddy_assist, "
 			 "no token in /sys/kernel/debug/sched/features)");
 	else if (!kernel_caps_has(&c, "smt_buddy_sysctl") && c.lockdown)
 		note(&c, "SMT_BUDDY_ASSIST: only debugfs control, read-only under lockdown");
 
-	probe_controls(&c, root_fd, "relax_domain_level");
 	if (!kernel_caps_control(&c, "relax_domain_level"))
 		note(&c, "relax_domain_level: no runtime control (no /proc/sys/kernel/sched_relax_domain_level, "
 			 "no cgroup v1 cpuset), boot parameter only");
