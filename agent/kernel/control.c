@@ -12,6 +12,19 @@
 
 static const char *const off_on[] = { "off", "on", NULL };
 
+/* kernel.numa_balancing's bits: 1 NUMA_BALANCING_NORMAL, 2 NUMA_BALANCING_MEMORY_TIERING. */
+static const char *const numa_balancing_values[] = { "off", "on", "memory-tiering", "on+memory-tiering", NULL };
+
+/* Memory tiering (2, and 1|2) came with 5.18; before, the sysctl took 0 or 1. */
+static int numa_balancing_max(const char *release)
+{
+	unsigned major = 0, minor = 0;
+
+	if (sscanf(release, "%u.%u", &major, &minor) < 2)
+		return 3;
+	return major * 1000 + minor >= 5018 ? 3 : 1;
+}
+
 static const KernelControl control_table[] = {
 	{
 		.id = "smt_buddy_sysctl",
@@ -67,6 +80,18 @@ static const KernelControl control_table[] = {
 		.probed_elsewhere = true,
 		.stock = true,
 		.patched = true,
+	},
+	{
+		.id = "numa_balancing_sysctl",
+		.setting = "numa_balancing",
+		.name = "sysctl kernel.numa_balancing",
+		.kind = CONTROL_VALUE,
+		.path = "proc/sys/kernel/numa_balancing",
+		.values = numa_balancing_values,
+		.max_value = numa_balancing_max,
+		.stock = true,
+		.patched = true,
+		.assumed = 1,
 	},
 };
 

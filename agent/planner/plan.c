@@ -419,6 +419,43 @@ out:
 	return r;
 }
 
+/* The sysctl's value is the mode's bits: 1 NUMA_BALANCING_NORMAL, 2 NUMA_BALANCING_MEMORY_TIERING. */
+static int plan_numa_balancing(const PlanInput *in, Plan *p)
+{
+	const KernelCaps *k = in->caps;
+	const KernelControl *c = kernel_control_get("numa_balancing_sysctl");
+	PlanStep *st = &p->steps[SETTING_NUMA_BALANCING];
+	const Origin *o = &in->settings->origin[SETTING_NUMA_BALANCING];
+	NumaBalancingMode mode = in->settings->value[SETTING_NUMA_BALANCING].mode;
+	bool present = kernel_caps_has(k, c->id);
+	int current = kernel_caps_value(k, c->id, -1), want = mode - NUMA_BALANCING_OFF, r;
+
+	r = present ? kernel_control_format(c, current, &st->from) : text(&st->from, "absent");
+	if (r < 0)
+		return r;
+	if (mode == NUMA_BALANCING_KEEP) {
+		r = text(&st->to, "%s", st->from);
+		return r < 0 ? r : step_set(st, STEP_KEEP, NULL, o, "numa_balancing = keep: left as the kernel has it");
+	}
+	if (mode < 0 || mode >= _NUMA_BALANCING_MAX)
+		return -EINVAL;
+	r = kernel_control_format(c, want, &st->to);
+	if (r < 0)
+		return r;
+
+	if (!present && want == 0)
+		return step_set(st, STEP_NONE, NULL, o, "kernel lacks NUMA balancing, which is as good as off");
+	if (!present)
+		return step_set(st, STEP_UNSUPPORTED, NULL, o,
+				"kernel lacks NUMA balancing (no /proc/sys/kernel/numa_balancing: CONFIG_NUMA_BALANCING)");
+	if (want > kernel_caps_max(k, c->id))
+		return step_set(st, STEP_UNSUPPORTED, NULL, o,
+				"kernel %s takes only off and on: memory tiering needs 5.18 or later", k->release);
+	if (current == want)
+		return step_set(st, STEP_NONE, c->id, o, "already %s", st->to);
+	return step_set(st, STEP_SET, c->id, o, "wanted %s", st->to);
+}
+
 /*
  * The planner's part of each setting: the function that makes its step, or
  * for a setting without one, the setting whose step reads it.
@@ -431,6 +468,7 @@ static const struct {
 	[SETTING_RELAX_DOMAIN_LEVEL] = { plan_relax },
 	[SETTING_ISOLATED_CPUS] = { plan_isolation },
 	[SETTING_HOUSEKEEPING_SMT] = { NULL, SETTING_ISOLATED_CPUS },
+	[SETTING_NUMA_BALANCING] = { plan_numa_balancing },
 };
 
 SettingId plan_step_of(SettingId id)

@@ -38,6 +38,14 @@ static const char *const housekeeping_smt_table[_HOUSEKEEPING_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(housekeeping_smt, HousekeepingSmt);
 
+static const char *const numa_balancing_mode_table[_NUMA_BALANCING_MAX] = {
+	[NUMA_BALANCING_KEEP] = "keep",
+	[NUMA_BALANCING_OFF] = "off",
+	[NUMA_BALANCING_ON] = "on",
+	[NUMA_BALANCING_TIERING] = "memory-tiering",
+	[NUMA_BALANCING_ON_TIERING] = "on+memory-tiering",
+};
+
 /* The kernel rejects relax levels above its number of domain levels; 15 is ample. */
 #define RELAX_LEVEL_MAX 15
 
@@ -231,6 +239,17 @@ static const Setting setting_table[_SETTING_MAX] = {
 		.names = housekeeping_smt_table,
 		.n_names = _HOUSEKEEPING_MAX,
 		.expected = "whole-cores or any",
+	},
+	[SETTING_NUMA_BALANCING] = {
+		.section = "scheduler",
+		.key = "numa_balancing",
+		.man = "topotune.profile(5)",
+		.default_value = { .mode = NUMA_BALANCING_KEEP },
+		.parse = setting_parse_name,
+		.format = setting_format_name,
+		.names = numa_balancing_mode_table,
+		.n_names = _NUMA_BALANCING_MAX,
+		.expected = "keep, off, on, memory-tiering or on+memory-tiering",
 	},
 };
 

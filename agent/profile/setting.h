@@ -19,6 +19,7 @@ typedef enum SettingId {
 	SETTING_RELAX_DOMAIN_LEVEL,
 	SETTING_ISOLATED_CPUS,
 	SETTING_HOUSEKEEPING_SMT,
+	SETTING_NUMA_BALANCING,
 	_SETTING_MAX,
 	_SETTING_INVALID = -EINVAL,
 } SettingId;
@@ -55,6 +56,17 @@ typedef enum HousekeepingSmt {
 	_HOUSEKEEPING_MAX,
 	_HOUSEKEEPING_INVALID = -EINVAL,
 } HousekeepingSmt;
+
+/* kernel.numa_balancing: the sysctl's value is the mode minus NUMA_BALANCING_OFF. */
+typedef enum NumaBalancingMode {
+	NUMA_BALANCING_KEEP,
+	NUMA_BALANCING_OFF,
+	NUMA_BALANCING_ON,                  /* NUMA_BALANCING_NORMAL */
+	NUMA_BALANCING_TIERING,             /* NUMA_BALANCING_MEMORY_TIERING (5.18) */
+	NUMA_BALANCING_ON_TIERING,          /* both */
+	_NUMA_BALANCING_MAX,
+	_NUMA_BALANCING_INVALID = -EINVAL,
+} NumaBalancingMode;
 
 /*
  * One setting's value. @mode is the setting's own enum (SmtBuddyMode,

@@ -283,6 +283,65 @@ static void test_apply_verify_revert(void)
 	rm_rf(tmpl);
 }
 
+/* numa_balancing goes through its control row: written, read back, verified and reverted byte-exact. */
+static void test_numa_balancing(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = NULL, *after = NULL, *numa = NULL, *actual = NULL;
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_(plan_freep) Plan *p = NULL;
+	_cleanup_(applier_freep) Applier *a = NULL;
+	ProfileSettings s = {
+		.value[SETTING_NUMA_BALANCING].mode = NUMA_BALANCING_TIERING,
+		.origin[SETTING_NUMA_BALANCING] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 5 },
+	};
+	KernelCaps k;
+	PlanInput in;
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	put(fd, "proc/sys/kernel/numa_balancing", "1\n");
+	before = snapshot(fd);
+	check(strstr(before, "proc/sys/kernel/numa_balancing\n1\n"));
+	check(topo_build(&small, &t) == 0);
+	check(kernel_probe(fd, &k) == 0);
+	check_int(kernel_caps_value(&k, "numa_balancing_sysctl", -1), 1);
+	in = (PlanInput) { &intel, t, &k, &s, "t" };
+	check(plan_compute(&in, &p) == 0);
+	kernel_caps_done(&k);
+	if (!p)
+		return;
+	check_int(p->steps[SETTING_NUMA_BALANCING].action, STEP_SET);
+
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p), 1);
+	check_str(numa = file(fd, "proc/sys/kernel/numa_balancing"), "2");
+	check_int(applier_read_actual(a, &p->steps[SETTING_NUMA_BALANCING], &actual), 0);
+	check_str(actual, "memory-tiering");
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 0);
+	mismatches_free(m, n);
+
+	/* Another writer turns it off: drift, in the setting's words. */
+	check(write_string_at(fd, "proc/sys/kernel/numa_balancing", "0") == 0);
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 1);
+	if (n == 1) {
+		check_int(m[0].setting, SETTING_NUMA_BALANCING);
+		check_str(m[0].want, "memory-tiering");
+		check_str(m[0].got, "off");
+	}
+	mismatches_free(m, n);
+	check(write_string_at(fd, "proc/sys/kernel/numa_balancing", "2") == 0);
+
+	check(applier_revert(a) == 0);
+	after = snapshot(fd);
+	check_str(after, before);
+	rm_rf(tmpl);
+}
+
 static void test_fault(const char *name, Fault f, int want_error, const char *want_message, bool debugfs_only)
 {
 	char tmpl[] = "/tmp/test-applier-XXXXXX";
@@ -747,6 +806,7 @@ int main(void)
 {
 	test_escape();
 	test_apply_verify_revert();
+	test_numa_balancing();
 	test_faults();
 	test_rollback_keeps_record();
 	test_no_isolated_file();

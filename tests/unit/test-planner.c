@@ -211,6 +211,60 @@ static void test_distance_averaging(void)
 	kernel_caps_done(&patched);
 }
 
+/* numa_balancing: one step through sysctl kernel.numa_balancing, as each kernel allows. */
+static void test_numa_balancing(void)
+{
+	static const struct {
+		const char *release;      /* NULL: no numa_balancing sysctl */
+		int current;
+		NumaBalancingMode want;
+		const char *step;
+	} numa_cases[] = {
+		{ "6.1.0", 1, NUMA_BALANCING_KEEP,
+		  "keep on -> on | numa_balancing = keep: left as the kernel has it" },
+		{ "6.1.0", 1, NUMA_BALANCING_OFF, "set on -> off via sysctl kernel.numa_balancing | wanted off" },
+		{ "6.1.0", 0, NUMA_BALANCING_OFF, "in-sync off -> off via sysctl kernel.numa_balancing | already off" },
+		{ "6.1.0", 1, NUMA_BALANCING_TIERING,
+		  "set on -> memory-tiering via sysctl kernel.numa_balancing | wanted memory-tiering" },
+		{ "6.1.0", 0, NUMA_BALANCING_ON_TIERING,
+		  "set off -> on+memory-tiering via sysctl kernel.numa_balancing | wanted on+memory-tiering" },
+		{ "5.15.0", 1, NUMA_BALANCING_TIERING,
+		  "unsupported on -> memory-tiering | kernel 5.15.0 takes only off and on: memory tiering needs 5.18 or later" },
+		{ "5.15.0", 0, NUMA_BALANCING_ON, "set off -> on via sysctl kernel.numa_balancing | wanted on" },
+		{ NULL, 0, NUMA_BALANCING_ON,
+		  "unsupported absent -> on | kernel lacks NUMA balancing (no /proc/sys/kernel/numa_balancing: CONFIG_NUMA_BALANCING)" },
+		{ NULL, 0, NUMA_BALANCING_OFF, "in-sync absent -> off | kernel lacks NUMA balancing, which is as good as off" },
+	};
+	_cleanup_(topology_freep) Topology *t = NULL;
+
+	check(topo_build(&vm_2cpu, &t) == 0);
+	for (size_t i = 0; i < ELEMENTSOF(numa_cases); i++) {
+		_cleanup_(plan_freep) Plan *p = NULL;
+		_cleanup_free_ char *got = NULL;
+		ProfileSettings s = {
+			.value[SETTING_NUMA_BALANCING].mode = numa_cases[i].want,
+			.origin[SETTING_NUMA_BALANCING] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
+		};
+		const PlanStep *st;
+		KernelCaps k;
+		PlanInput in;
+
+		kernel_caps_stock(&k);
+		snprintf(k.release, sizeof(k.release), "%s", numa_cases[i].release ?: "6.1.0");
+		kernel_caps_set(&k, "numa_balancing_sysctl", numa_cases[i].release, numa_cases[i].current);
+		in = (PlanInput) { &intel_vm, t, &k, &s, "t" };
+		check(plan_compute(&in, &p) == 0);
+		if (p) {
+			st = &p->steps[SETTING_NUMA_BALANCING];
+			got = strprintf("%s %s -> %s%s%s | %s", step_action_to_string(st->action), st->from, st->to,
+					st->control ? " via " : "", st->control ? st->control->name : "", st->why);
+			check_str(got, numa_cases[i].step);
+			check_str(st->origin.file, "/etc/topotune/profiles/t.ini");
+		}
+		kernel_caps_done(&k);
+	}
+}
+
 int main(void)
 {
 	init_slits();
@@ -219,5 +273,6 @@ int main(void)
 	test_invariants();
 	test_auto_isolation();
 	test_distance_averaging();
+	test_numa_balancing();
 	return test_end("test-planner");
 }

@@ -376,6 +376,10 @@ static const struct {
 	  T ":2: invalid value '2 levels' for relax_domain_level: expected -1..15, auto or keep" },
 	{ "[isolation]\nhousekeeping_smt = cores\n",
 	  T ":2: invalid value 'cores' for housekeeping_smt: expected whole-cores or any" },
+	{ "[scheduler]\nnuma_balancing = 2\n",
+	  T ":2: invalid value '2' for numa_balancing: expected keep, off, on, memory-tiering or on+memory-tiering" },
+	{ "[isolation]\nnuma_balancing = on\n",
+	  T ":2: unknown key 'numa_balancing' in [isolation]" },
 	{ "[isolation]\nisolated_cpus = 3-1\n",
 	  T ":2: invalid CPU list '3-1' for isolated_cpus: bad text at '3-1'" },
 	{ "[isolation]\nisolated_cpus = 1,,2\n",
@@ -449,6 +453,26 @@ static void test_long_comment_is_fine(void)
 				       "[scheduler]\nsmt_buddy_assist = on   # " LONG50 LONG50 LONG50 LONG50 "\n",
 				       "/t.ini", &p, &err), 0);
 	check(p && p->settings.value[SETTING_SMT_BUDDY_ASSIST].mode == SMT_BUDDY_ON);
+}
+
+static void test_numa_balancing(void)
+{
+	static const char *const values[] = { "keep", "off", "on", "memory-tiering", "on+memory-tiering" };
+
+	for (size_t i = 0; i < ELEMENTSOF(values); i++) {
+		_cleanup_(profile_freep) Profile *p = NULL;
+		_cleanup_free_ char *err = NULL, *text = NULL, *v = NULL, *o = NULL;
+
+		text = strprintf("[profile]\ndescription = t\n[scheduler]\nnuma_balancing = %s\n", values[i]);
+		check_int(profile_parse_string(text, "/t.ini", &p, &err), 0);
+		if (!p)
+			continue;
+		check_int(p->settings.value[SETTING_NUMA_BALANCING].mode, (int)i);
+		check_int(profile_settings_format_value(&p->settings, "numa_balancing", &v), 0);
+		check_str(v, values[i]);
+		o = origin_to_string(profile_settings_origin(&p->settings, "numa_balancing"));
+		check_str(o, "/t.ini:4");
+	}
 }
 
 /* ---- profile_load on fixture trees --------------------------------------- */
@@ -1216,6 +1240,7 @@ int main(int argc, char *argv[])
 	test_parse_good();
 	test_parse_bad();
 	test_long_comment_is_fine();
+	test_numa_balancing();
 	test_load_good();
 	test_load_bad();
 	test_include_depth();
