@@ -180,7 +180,7 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_strv_free_ char **reasons = NULL;
 	_cleanup_free_ char *state = NULL, *profile = NULL, *vendor = NULL, *name = NULL, *isolated = NULL,
 			    *housekeeping = NULL, *cmdline = NULL, *version = NULL;
-	SettingRow rows[8];
+	_cleanup_free_ SettingRow *rows = NULL;
 	size_t n_rows = 0;
 	TopologyInfo t = {};
 	bool json = ctx->json, reboot;
@@ -217,14 +217,19 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	if (r < 0)
 		return call_failed("Reading Settings", &error, r);
 	r = sd_bus_message_enter_container(settings, 'a', "(sssbs)");
-	while (r >= 0 && n_rows < ELEMENTSOF(rows)) {
-		SettingRow *row = &rows[n_rows];
+	/* As many rows as the daemon has settings: the strings stay in @settings. */
+	while (r >= 0) {
+		SettingRow row, *more;
 
-		r = sd_bus_message_read(settings, "(sssbs)", &row->name, &row->desired, &row->actual, &row->in_sync,
-					&row->source);
+		r = sd_bus_message_read(settings, "(sssbs)", &row.name, &row.desired, &row.actual, &row.in_sync,
+					&row.source);
 		if (r <= 0)
 			break;
-		n_rows++;
+		more = reallocarray(rows, n_rows + 1, sizeof(SettingRow));
+		if (!more)
+			return log_oom(), 2;
+		rows = more;
+		rows[n_rows++] = row;
 	}
 	if (r < 0)
 		return call_failed("Reading Settings", &error, r);
