@@ -273,7 +273,7 @@ static void layout_json(const Plan *p, const Topology *t)
 		for (size_t i = 0; i < d->n; i++) {
 			_cleanup_free_ char *span = NULL, *flags = NULL;
 
-			if (cpuset_format_list(&d->sd[i].span, &span) < 0 || sd_flags_to_string(d->sd[i].flags, &flags) < 0)
+			if (cpuset_format_list(&d->sd[i].span, &span) < 0 || domain_flags_to_string(d->sd[i].flags, &flags) < 0)
 				continue;
 			json_begin_object(&w);
 			json_key(&w, "level");

@@ -487,7 +487,7 @@ static int layout_levels(Manager *m, LevelSummary *l)
 			const SchedDomain *d = &m->plan->layout->cpus[c].sd[i];
 			_cleanup_free_ char *flags = NULL;
 
-			r = sd_flags_to_string(d->flags, &flags);
+			r = domain_flags_to_string(d->flags, &flags);
 			if (r >= 0)
 				r = level_add(l, d->level, d->name, flags, &d->span);
 			if (r < 0)
@@ -863,7 +863,7 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 
 			r = cpuset_format_list(&d->sd[i].span, &span);
 			if (r >= 0)
-				r = sd_flags_to_string(d->sd[i].flags, &flags);
+				r = domain_flags_to_string(d->sd[i].flags, &flags);
 			if (r < 0)
 				break;
 			/* Only NODE/NUMA levels stand for a distance. */
