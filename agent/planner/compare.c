@@ -42,16 +42,13 @@ _printf_(4, 5) static int diff(char ***l, size_t *n, size_t max, const char *fmt
 {
 	va_list ap;
 	char *s;
-	int r;
 
 	if ((*n)++ >= max)
 		return 0;
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	s = vstrprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	return strv_push(l, s);
+	return s ? strv_push(l, s) : -ENOMEM;
 }
 
 int domains_compare(const DomainLayout *p, const LiveLayout *live, size_t max, char ***ret_diffs)

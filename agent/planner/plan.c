@@ -50,32 +50,12 @@ _printf_(5, 6) static int step_set(PlanStep *s, StepAction a, const char *contro
 
 	s->action = a;
 	s->control = kernel_control_get(control);
-	free(s->why);
 	va_start(ap, why_fmt);
-	r = vasprintf(&s->why, why_fmt, ap);
+	r = vstrprintf_to(&s->why, why_fmt, ap);
 	va_end(ap);
-	if (r < 0) {
-		s->why = NULL;
-		return -ENOMEM;
-	}
+	if (r < 0)
+		return r;
 	return o ? origin_copy(&s->origin, o) : 0;
-}
-
-static int text(char **dst, const char *fmt, ...) _printf_(2, 3);
-static int text(char **dst, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	free(*dst);
-	va_start(ap, fmt);
-	r = vasprintf(dst, fmt, ap);
-	va_end(ap);
-	if (r < 0) {
-		*dst = NULL;
-		return -ENOMEM;
-	}
-	return 0;
 }
 
 static const char *onoff(int v)
@@ -96,11 +76,11 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 	int r;
 
 	p->smt_buddy_assist = current > 0;
-	r = text(&st->from, "%s", (sysctl || debugfs) ? onoff(current)
+	r = strprintf_to(&st->from, "%s", (sysctl || debugfs) ? onoff(current)
 										    : "absent");
 	if (r < 0)
 		return r;
-	r = text(&st->to, "%s", mode == SMT_BUDDY_KEEP ? st->from : onoff(want));
+	r = strprintf_to(&st->to, "%s", mode == SMT_BUDDY_KEEP ? st->from : onoff(want));
 	if (r < 0)
 		return r;
 
@@ -176,13 +156,13 @@ static int plan_relax(const PlanInput *in, Plan *p)
 	_cleanup_free_ char *derivation = NULL;
 
 	p->relax_level = current;
-	r = text(&st->from, "%d", current);
+	r = strprintf_to(&st->from, "%d", current);
 	if (r < 0)
 		return r;
 
 	switch (v->mode) {
 	case RELAX_KEEP:
-		r = text(&st->to, "%s", st->from);
+		r = strprintf_to(&st->to, "%s", st->from);
 		if (r < 0)
 			return r;
 		return step_set(st, STEP_KEEP, NULL, o, "relax_domain_level = keep");
@@ -205,7 +185,7 @@ static int plan_relax(const PlanInput *in, Plan *p)
 		return -EINVAL;
 	}
 
-	r = text(&st->to, "%d", want);
+	r = strprintf_to(&st->to, "%d", want);
 	if (r < 0)
 		return r;
 	if (want == current)
@@ -218,8 +198,8 @@ static int plan_relax(const PlanInput *in, Plan *p)
 		return step_set(st, STEP_SET, sysctl ? "relax_sysctl" : "relax_cgroup_v1", o,
 				"%s", derivation);
 	}
-	r = want >= 0 ? text(&p->kernel_cmdline, "relax_domain_level=%d", want)
-		      : text(&p->kernel_cmdline, "-relax_domain_level");
+	r = want >= 0 ? strprintf_to(&p->kernel_cmdline, "relax_domain_level=%d", want)
+		      : strprintf_to(&p->kernel_cmdline, "-relax_domain_level");
 	if (r < 0)
 		return r;
 	return step_set(st, STEP_PENDING_REBOOT, "relax_cmdline", o,
@@ -328,13 +308,13 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 	r = cpuset_format_list(&k->isolated, &cur);
 	if (r < 0)
 		return r;
-	r = text(&st->from, "%s", !k->isolated_known ? "unknown" : *cur ? cur : "none");
+	r = strprintf_to(&st->from, "%s", !k->isolated_known ? "unknown" : *cur ? cur : "none");
 	if (r < 0)
 		return r;
 
 	switch (v->mode) {
 	case ISOLATION_KEEP:
-		r = text(&st->to, "%s", st->from);
+		r = strprintf_to(&st->to, "%s", st->from);
 		if (r < 0)
 			return r;
 		return step_set(st, STEP_KEEP, NULL, o, "isolated_cpus = keep");
@@ -353,7 +333,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 	if (r >= 0)
 		r = cpuset_format_list(&want, &want_text);
 	if (r >= 0)
-		r = text(&st->to, "%s", *want_text ? want_text : "none");
+		r = strprintf_to(&st->to, "%s", *want_text ? want_text : "none");
 	if (r < 0)
 		goto out;
 
@@ -430,11 +410,11 @@ static int plan_numa_balancing(const PlanInput *in, Plan *p)
 	bool present = kernel_caps_has(k, c->id);
 	int current = kernel_caps_value(k, c->id, -1), want = mode - NUMA_BALANCING_OFF, r;
 
-	r = present ? kernel_control_format(c, current, &st->from) : text(&st->from, "absent");
+	r = present ? kernel_control_format(c, current, &st->from) : strprintf_to(&st->from, "absent");
 	if (r < 0)
 		return r;
 	if (mode == NUMA_BALANCING_KEEP) {
-		r = text(&st->to, "%s", st->from);
+		r = strprintf_to(&st->to, "%s", st->from);
 		return r < 0 ? r : step_set(st, STEP_KEEP, NULL, o, "numa_balancing = keep: left as the kernel has it");
 	}
 	if (mode < 0 || mode >= _NUMA_BALANCING_MAX)

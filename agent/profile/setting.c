@@ -55,8 +55,7 @@ _printf_(3, 4) static int invalid(char **ret_error, int error, const char *fmt, 
 
 	if (ret_error) {
 		va_start(ap, fmt);
-		if (vasprintf(ret_error, fmt, ap) < 0)
-			*ret_error = NULL;
+		(void)vstrprintf_to(ret_error, fmt, ap);
 		va_end(ap);
 	}
 	return error;
