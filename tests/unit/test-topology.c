@@ -311,6 +311,65 @@ static void test_kernel_probe(void)
 	kernel_caps_done(&k);
 }
 
+/* Every row of the control table: what it writes reads back as the same value, in the same words. */
+static void test_control_table(void)
+{
+	size_t n_caps = 0, n_files = 0;
+	const char *name;
+	KernelCaps k;
+	bool v;
+
+	for (size_t i = 0; i < kernel_control_count(); i++) {
+		const KernelControl *c = kernel_control_at(i);
+
+		check_ctx(c->id, kernel_control_get(c->id) == c);
+		check_ctx(c->id, c->setting && c->name && c->path);
+		if (c->kind != CONTROL_VALUE && c->kind != CONTROL_FEATURE)
+			continue;
+		n_files++;
+		for (int value = c->boolean ? 0 : -1; value <= (c->boolean ? 1 : 3); value++) {
+			_cleanup_free_ char *bytes = NULL, *text = NULL, *read = NULL;
+			int back = 99;
+
+			check_ctx(c->id, kernel_control_encode(c, value, &bytes) == 0);
+			check_ctx(c->id, kernel_control_decode(c, bytes, &back) == 0 && back == value);
+			check_ctx(c->id, kernel_control_format(c, value, &text) == 0);
+			check_ctx(c->id, kernel_control_parse(c, text, &back) == 0 && back == value);
+			check_ctx(c->id, kernel_control_read_text(c, bytes, &read) == 0);
+			check_str(read, text);
+		}
+	}
+	check(!kernel_control_get("no_such_control"));
+
+	/* A feature file without the token: the control is absent, and says so. */
+	{
+		_cleanup_free_ char *read = NULL;
+		int back;
+
+		check(kernel_control_decode(kernel_control_get("smt_buddy_debugfs"), "PLACE_LAG TTWU_QUEUE\n", &back) ==
+		      -ENOENT);
+		check(kernel_control_read_text(kernel_control_get("smt_buddy_debugfs"), "PLACE_LAG\n", &read) == 0);
+		check_str(read, "absent");
+	}
+
+	/* KernelCapabilities: each control with a file, then the other facts, each name once. */
+	kernel_caps_patched(&k);
+	while ((name = kernel_caps_entry(&k, n_caps, &v))) {
+		for (size_t j = 0; j < n_caps; j++) {
+			bool w;
+
+			check_ctx(name, !streq(kernel_caps_entry(&k, j, &w), name));
+		}
+		n_caps++;
+	}
+	check_int(n_caps, n_files + 8);
+	check(kernel_caps_entry(&k, 0, &v) && v);
+	/* The memory-tiering modes of numa_balancing need 5.18. */
+	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "5.15.0-91-generic"), 1);
+	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "6.1.0-13-amd64"), 3);
+	kernel_caps_done(&k);
+}
+
 int main(int argc, char *argv[])
 {
 	if (argc != 2) {
@@ -327,5 +386,6 @@ int main(int argc, char *argv[])
 	test_damage();
 	test_empty_root();
 	test_kernel_probe();
+	test_control_table();
 	return test_end("test-topology");
 }
