@@ -275,18 +275,8 @@ static void layout_json(const Plan *p, const Topology *t)
 
 			if (cpuset_format_list(&d->sd[i].span, &span) < 0 || domain_flags_to_string(d->sd[i].flags, &flags) < 0)
 				continue;
-			json_begin_object(&w);
-			json_key(&w, "level");
-			json_int(&w, d->sd[i].level);
-			json_key(&w, "name");
-			json_string(&w, d->sd[i].name);
-			json_key(&w, "span");
-			json_string(&w, span);
-			json_key(&w, "flags");
-			json_string(&w, flags);
-			json_key(&w, "newidle");
-			json_bool(&w, d->sd[i].newidle);
-			json_end_object(&w);
+			json_row(&w, JSON_INT("level", d->sd[i].level), JSON_STR("name", d->sd[i].name),
+				 JSON_STR("span", span), JSON_STR("flags", flags), JSON_BOOL("newidle", d->sd[i].newidle));
 		}
 		json_end_array(&w);
 		json_end_object(&w);
