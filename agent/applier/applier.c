@@ -46,6 +46,7 @@
 #include <time.h>
 
 #include "applier.h"
+#include "control.h"
 #include "fileio.h"
 #include "log.h"
 #include "strutil.h"
@@ -303,12 +304,12 @@ static ChangeRecord *find_record(Applier *a, const char *path);
 static void drop_record(Applier *a, size_t i);
 static int restore_one(Applier *a, size_t i);
 
-/* --- the allow-list: every path topotune writes, and what it writes there --- */
+/*
+ * --- the allow-list: every path topotune writes, and what it writes there ---
+ * The kernel controls' files and values come from the control table; the
+ * isolation slice's steps and the bootloader drop-in are the applier's own.
+ */
 
-#define SYSCTL_SMT "proc/sys/kernel/sched_smt_buddy_assist"
-#define SYSCTL_RELAX "proc/sys/kernel/sched_relax_domain_level"
-#define DEBUGFS_FEATURES "sys/kernel/debug/sched/features"
-#define V1_RELAX "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level"
 #define ROOT_SUBTREE "sys/fs/cgroup/cgroup.subtree_control"
 #define SLICE_CPUS SLICE_DIR "/cpuset.cpus"
 #define SLICE_PARTITION SLICE_DIR "/cpuset.cpus.partition"
@@ -319,10 +320,6 @@ static const struct {
 	WriteKind kind;
 	const char *path;
 } allowed_writes[] = {
-	{ WRITE_PLAIN, SYSCTL_SMT },
-	{ WRITE_FEATURE, DEBUGFS_FEATURES },
-	{ WRITE_PLAIN, SYSCTL_RELAX },
-	{ WRITE_PLAIN, V1_RELAX },
 	{ WRITE_FILE, GRUB_DROPIN },
 	{ WRITE_SYSTEMD, SYSTEMD_ALLOWED },
 	{ WRITE_UNIT, SYSTEMD_UNIT },
@@ -339,18 +336,30 @@ static const struct {
  */
 static const char *write_refused(WriteKind kind, const char *path, const char *value)
 {
+	const KernelControl *control = NULL;
 	bool listed = false;
+	int v;
 
 	for (size_t i = 0; i < ELEMENTSOF(allowed_writes); i++)
 		if (allowed_writes[i].kind == kind && streq(allowed_writes[i].path, path))
 			listed = true;
+	for (size_t i = 0; !listed && i < kernel_control_count(); i++) {
+		const KernelControl *c = kernel_control_at(i);
+
+		if ((kind == WRITE_PLAIN && c->kind == CONTROL_VALUE) ||
+		    (kind == WRITE_FEATURE && c->kind == CONTROL_FEATURE))
+			if (c->path && streq(c->path, path)) {
+				control = c;
+				listed = true;
+			}
+	}
 	if (!listed)
 		return "not a path topotune writes";
+	/* A feature token is the control's own (a record's original may be "": no token). */
+	if (control && kind == WRITE_FEATURE && value && *value &&
+	    (kernel_control_decode(control, value, &v) < 0 || strchr(value, ' ')))
+		return "not a sched_features token topotune writes";
 	switch (kind) {
-	case WRITE_FEATURE:
-		if (value && !streq(value, "SMT_BUDDY_ASSIST") && !streq(value, "NO_SMT_BUDDY_ASSIST") && *value)
-			return "not a sched_features token topotune writes";
-		break;
 	case WRITE_SUBTREE:
 		if (value && !streq(value, "+cpuset") && !streq(value, "-cpuset"))
 			return "not a controller change topotune makes";
@@ -958,9 +967,8 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 
 	for (size_t i = 0; i < _SETTING_MAX && r >= 0; i++) {
 		const PlanStep *st = &plan->steps[i];
-		bool on = streq(st->to, "on");
 
-		if (skip_mask & (1U << i))
+		if (!plan_has_step(plan, i) || (skip_mask & (1U << i)))
 			continue;
 		if (st->action == STEP_PENDING_REBOOT && a->manage_bootloader && plan->kernel_cmdline &&
 		    !startswith(plan->kernel_cmdline, "-")) {
@@ -973,23 +981,21 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 		}
 		if (st->action != STEP_SET)
 			continue;
-		switch (st->control) {
-		case CONTROL_SYSCTL_SMT_BUDDY:
-			r = push(l, st->setting, WRITE_PLAIN, SYSCTL_SMT, on ? "1" : "0",
-				 st->why);
+		switch (st->control ? st->control->kind : _CONTROL_KIND_INVALID) {
+		case CONTROL_VALUE:
+		case CONTROL_FEATURE: {
+			_cleanup_free_ char *bytes = NULL;
+			int v;
+
+			r = kernel_control_parse(st->control, st->to, &v);
+			if (r >= 0)
+				r = kernel_control_encode(st->control, v, &bytes);
+			if (r >= 0)
+				r = push(l, st->setting, st->control->kind == CONTROL_FEATURE ? WRITE_FEATURE : WRITE_PLAIN,
+					 st->control->path, bytes, st->why);
 			break;
-		case CONTROL_DEBUGFS_FEATURES:
-			r = push(l, st->setting, WRITE_FEATURE, DEBUGFS_FEATURES,
-				 on ? "SMT_BUDDY_ASSIST" : "NO_SMT_BUDDY_ASSIST", st->why);
-			break;
-		case CONTROL_SYSCTL_RELAX:
-			r = push(l, st->setting, WRITE_PLAIN, SYSCTL_RELAX, st->to, st->why);
-			break;
-		case CONTROL_CGROUP_V1_RELAX:
-			r = push(l, st->setting, WRITE_PLAIN, V1_RELAX,
-				 st->to, st->why);
-			break;
-		case CONTROL_CPUSET_PARTITION: {
+		}
+		case CONTROL_PARTITION: {
 			_cleanup_free_ char *cpus = NULL;
 
 			r = cpuset_format_list(&plan->isolated, &cpus);
@@ -1325,30 +1331,14 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 	_cleanup_free_ char *s = NULL;
 	int r;
 
-	switch (st->control) {
-	case CONTROL_SYSCTL_SMT_BUDDY:
-		r = a->io.read(a->io.userdata, a->root_fd, "proc/sys/kernel/sched_smt_buddy_assist", &s);
+	switch (st->control ? st->control->kind : _CONTROL_KIND_INVALID) {
+	case CONTROL_VALUE:
+	case CONTROL_FEATURE:
+		r = a->io.read(a->io.userdata, a->root_fd, st->control->path, &s);
 		if (r < 0)
 			return r;
-		*ret = strdup(streq(strip(s), "0") ? "off" : "on");
-		break;
-	case CONTROL_DEBUGFS_FEATURES:
-		r = a->io.read(a->io.userdata, a->root_fd, "sys/kernel/debug/sched/features", &s);
-		if (r < 0)
-			return r;
-		*ret = strdup(string_has_word(s, "SMT_BUDDY_ASSIST") ? "on" : string_has_word(s, "NO_SMT_BUDDY_ASSIST") ? "off" : "absent");
-		break;
-	case CONTROL_SYSCTL_RELAX:
-	case CONTROL_CGROUP_V1_RELAX:
-		r = a->io.read(a->io.userdata, a->root_fd,
-			       st->control == CONTROL_SYSCTL_RELAX ? "proc/sys/kernel/sched_relax_domain_level"
-								   : "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level",
-			       &s);
-		if (r < 0)
-			return r;
-		*ret = strdup(strip(s));
-		break;
-	case CONTROL_CPUSET_PARTITION: {
+		return kernel_control_read_text(st->control, s, ret);
+	case CONTROL_PARTITION: {
 		_cleanup_free_ char *part = NULL, *l = NULL;
 		CpuSet set = {};
 
@@ -1409,7 +1399,7 @@ int applier_verify(Applier *a, const Plan *plan, Mismatch **ret, size_t *ret_n)
 
 		if (st->action != STEP_SET && st->action != STEP_NONE)
 			continue;
-		if (st->control == CONTROL_NONE)
+		if (!st->control)
 			continue;
 		r = applier_read_actual(a, st, &got);
 		if (r < 0) {

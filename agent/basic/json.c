@@ -136,3 +136,29 @@ void json_finish(JsonWriter *w)
 {
 	fputc('\n', w->f);
 }
+
+void json_fields(JsonWriter *w, const JsonField *f, size_t n)
+{
+	json_begin_object(w);
+	for (size_t i = 0; i < n; i++) {
+		json_key(w, f[i].key);
+		switch (f[i].type) {
+		case JSON_FIELD_INT:
+			json_int(w, f[i].i);
+			break;
+		case JSON_FIELD_STRING:
+			json_string(w, f[i].s);
+			break;
+		case JSON_FIELD_BOOL:
+			json_bool(w, f[i].b);
+			break;
+		case JSON_FIELD_STRV:
+			json_begin_array(w);
+			for (char *const *p = f[i].v; p && *p; p++)
+				json_string(w, *p);
+			json_end_array(w);
+			break;
+		}
+	}
+	json_end_object(w);
+}

@@ -29,3 +29,31 @@ void json_int(JsonWriter *w, long long v);
 void json_bool(JsonWriter *w, bool v);
 void json_null(JsonWriter *w);
 void json_finish(JsonWriter *w);
+
+/* One field of a row: a key and its value. */
+typedef enum JsonFieldType {
+	JSON_FIELD_INT,
+	JSON_FIELD_STRING,
+	JSON_FIELD_BOOL,
+	JSON_FIELD_STRV,   /* an array of strings; NULL: empty */
+} JsonFieldType;
+
+typedef struct JsonField {
+	const char *key;
+	JsonFieldType type;
+	long long i;
+	const char *s;
+	bool b;
+	char *const *v;
+} JsonField;
+
+#define JSON_INT(k, x) { .key = (k), .type = JSON_FIELD_INT, .i = (x) }
+#define JSON_STR(k, x) { .key = (k), .type = JSON_FIELD_STRING, .s = (x) }
+#define JSON_BOOL(k, x) { .key = (k), .type = JSON_FIELD_BOOL, .b = (x) }
+#define JSON_STRV(k, x) { .key = (k), .type = JSON_FIELD_STRV, .v = (x) }
+
+/* A row as one object of @n fields. */
+void json_fields(JsonWriter *w, const JsonField *f, size_t n);
+#define json_row(w, ...)                                                                        \
+	json_fields((w), (const JsonField[]) { __VA_ARGS__ },                                     \
+		    sizeof((const JsonField[]) { __VA_ARGS__ }) / sizeof(JsonField))

@@ -114,16 +114,44 @@ int strdup_to(char **dst, const char *src)
 	return 0;
 }
 
+char *vstrprintf(const char *fmt, va_list ap)
+{
+	char *s;
+
+	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
+}
+
 char *strprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
+
+	va_start(ap, fmt);
+	s = vstrprintf(fmt, ap);
+	va_end(ap);
+	return s;
+}
+
+int vstrprintf_to(char **dst, const char *fmt, va_list ap)
+{
+	char *s = vstrprintf(fmt, ap);
+
+	if (!s)
+		return -ENOMEM;
+	free(*dst);
+	*dst = s;
+	return 0;
+}
+
+int strprintf_to(char **dst, const char *fmt, ...)
+{
+	va_list ap;
 	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	r = vstrprintf_to(dst, fmt, ap);
 	va_end(ap);
-	return r < 0 ? NULL : s;
+	return r;
 }
 
 char **strv_free(char **l)

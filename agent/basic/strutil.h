@@ -24,6 +24,11 @@ char *ascii_strlower(char *s);
 
 int strdup_to(char **dst, const char *src);
 char *strprintf(const char *fmt, ...) _printf_(1, 2);
+/* The one vasprintf() wrapper: the formatted string, NULL when out of memory. */
+char *vstrprintf(const char *fmt, va_list ap) _printf_(1, 0);
+/* Format into *dst, releasing what it held, like strdup_to(); *dst is unchanged on -ENOMEM. */
+int strprintf_to(char **dst, const char *fmt, ...) _printf_(2, 3);
+int vstrprintf_to(char **dst, const char *fmt, va_list ap) _printf_(2, 0);
 
 /* NULL-terminated string vectors. */
 char **strv_free(char **l);

@@ -284,20 +284,10 @@ static void layout_json(const Plan *p, const Topology *t)
 		for (size_t i = 0; i < d->n; i++) {
 			_cleanup_free_ char *span = NULL, *flags = NULL;
 
-			if (cpuset_format_list(&d->sd[i].span, &span) < 0 || sd_flags_to_string(d->sd[i].flags, &flags) < 0)
+			if (cpuset_format_list(&d->sd[i].span, &span) < 0 || domain_flags_to_string(d->sd[i].flags, &flags) < 0)
 				continue;
-			json_begin_object(&w);
-			json_key(&w, "level");
-			json_int(&w, d->sd[i].level);
-			json_key(&w, "name");
-			json_string(&w, d->sd[i].name);
-			json_key(&w, "span");
-			json_string(&w, span);
-			json_key(&w, "flags");
-			json_string(&w, flags);
-			json_key(&w, "newidle");
-			json_bool(&w, d->sd[i].newidle);
-			json_end_object(&w);
+			json_row(&w, JSON_INT("level", d->sd[i].level), JSON_STR("name", d->sd[i].name),
+				 JSON_STR("span", span), JSON_STR("flags", flags), JSON_BOOL("newidle", d->sd[i].newidle));
 		}
 		json_end_array(&w);
 		json_end_object(&w);
@@ -323,11 +313,8 @@ static int layout_compare(const CtlContext *ctx)
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_(live_layout_freep) LiveLayout *live = NULL;
 	_cleanup_strv_free_ char **diffs = NULL;
-	ProfileSettings keep = {
-		.smt_buddy_assist = SMT_BUDDY_KEEP,
-		.relax_mode = RELAX_KEEP,
-		.isolation = ISOLATION_KEEP,
-	};
+	/* Every setting's mode 0 is "keep" (housekeeping_smt's whole-cores then has nothing to shape). */
+	ProfileSettings keep = {};
 	PlanInput in;
 	int r, n;
 
@@ -412,56 +399,14 @@ static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 	return 0;
 }
 
-static char *setting_value(const ProfileSettings *s, SettingId id)
-{
-	_cleanup_free_ char *l = NULL;
-
-	switch (id) {
-	case SETTING_SMT_BUDDY_ASSIST:
-		return strdup(smt_buddy_mode_to_string(s->smt_buddy_assist));
-	case SETTING_RELAX_DOMAIN_LEVEL:
-		return s->relax_mode == RELAX_LEVEL ? strprintf("%d", s->relax_level)
-						    : strdup(s->relax_mode == RELAX_AUTO ? "auto" : "keep");
-	case SETTING_ISOLATED_CPUS:
-		switch (s->isolation) {
-		case ISOLATION_LIST:
-			if (cpuset_format_list(&s->isolated_cpus, &l) < 0)
-				return NULL;
-			return TAKE_PTR(l);
-		case ISOLATION_PER_LLC:
-			return strprintf("auto:%u-per-llc", s->isolated_per_group);
-		case ISOLATION_PER_NODE:
-			return strprintf("auto:%u-per-node", s->isolated_per_group);
-		default:
-			return strdup(isolation_mode_to_string(s->isolation));
-		}
-	default:
-		return NULL;
-	}
-}
-
-static const Origin *setting_origin(const ProfileSettings *s, SettingId id)
-{
-	switch (id) {
-	case SETTING_SMT_BUDDY_ASSIST:
-		return &s->smt_buddy_assist_origin;
-	case SETTING_RELAX_DOMAIN_LEVEL:
-		return &s->relax_origin;
-	case SETTING_ISOLATED_CPUS:
-		return &s->isolation_origin;
-	default:
-		return NULL;
-	}
-}
-
 static void explain_layer(const char *what, const ProfileSettings *s, SettingId id)
 {
-	const Origin *o = setting_origin(s, id);
+	const Origin *o = &s->origin[id];
 	_cleanup_free_ char *v = NULL, *where = NULL;
 
-	if (!o || !o->file)
+	if (!o->file)
 		return;
-	v = setting_value(s, id);
+	(void)setting_format(id, &s->value[id], &v);
 	where = origin_to_string(o);
 	printf("    %-36s %-16s %s\n", tty_text(what), strna(v), tty_text(strna(where)));
 }
@@ -471,21 +416,29 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	_cleanup_(profile_freep) Profile *p = NULL;
 	_cleanup_(plan_freep) Plan *plan = NULL;
-	_cleanup_free_ char *v = NULL, *where = NULL;
+	_cleanup_free_ char *v = NULL, *where = NULL, *def = NULL, *names = NULL;
 	ProfileSettings settings = {};
 	const PlanStep *st;
 	SettingId id;
 	PlanInput in;
 	int r;
 
+	if (argc == 2 && streq(argv[1], "--list")) {
+		/* For shell completion: the settings table's names, one a line. */
+		SETTING_FOREACH(i)
+			printf("%s\n", setting_id_to_string(i));
+		return 0;
+	}
+	names = setting_names_text();
+	if (!names)
+		return log_oom(), 2;
 	if (argc != 2) {
-		log_error("explain: expected one setting: smt_buddy_assist, relax_domain_level or isolated_cpus");
+		log_error("explain: expected one setting: %s", names);
 		return 2;
 	}
 	id = setting_id_from_string(argv[1]);
 	if (id < 0) {
-		log_error("explain: unknown setting '%s': expected smt_buddy_assist, relax_domain_level or isolated_cpus",
-			  argv[1]);
+		log_error("explain: unknown setting '%s': expected %s", argv[1], names);
 		return 2;
 	}
 	if (session_open(ctx, &s, true) < 0 || session_resolve(&s, NULL, &p, &settings) < 0) {
@@ -500,11 +453,11 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 		return 2;
 	}
 
-	v = setting_value(&settings, id);
-	where = origin_to_string(setting_origin(&settings, id));
+	(void)setting_format(id, &settings.value[id], &v);
+	(void)setting_format(id, &setting_get(id)->default_value, &def);
+	where = origin_to_string(&settings.origin[id]);
 	printf("%s = %s\n  from: %s\n  layers, lowest first:\n", argv[1], strna(v), tty_text(strna(where)));
-	printf("    %-36s %-16s %s\n", "built-in default",
-	       id == SETTING_ISOLATED_CPUS ? "none" : "keep", "-");
+	printf("    %-36s %-16s %s\n", "built-in default", strna(def), "-");
 	for (size_t i = 0; i < s.n_rules; i++)
 		if (hardware_rule_matches(s.rules[i], &s.facts)) {
 			const char *slash = strrchr(s.rules[i]->path, '/');
@@ -520,9 +473,13 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	if (s.config)
 		explain_layer("topotune.conf / conf.d", &s.config->overrides, id);
 
+	if (!plan_has_step(plan, id)) {
+		printf("  plan: no step of its own; the %s step reads it\n", setting_id_to_string(plan_step_of(id)));
+		id = plan_step_of(id);
+	}
 	st = &plan->steps[id];
 	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
-	       st->control != CONTROL_NONE ? " via " : "", st->control != CONTROL_NONE ? control_to_string(st->control) : "",
+	       st->control ? " via " : "", st->control ? st->control->name : "",
 	       tty_text(st->why));
 	profile_settings_done(&settings);
 	return 0;

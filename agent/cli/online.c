@@ -180,7 +180,7 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_strv_free_ char **reasons = NULL;
 	_cleanup_free_ char *state = NULL, *profile = NULL, *vendor = NULL, *name = NULL, *isolated = NULL,
 			    *housekeeping = NULL, *cmdline = NULL, *version = NULL;
-	SettingRow rows[8];
+	_cleanup_free_ SettingRow *rows = NULL;
 	size_t n_rows = 0;
 	TopologyInfo t = {};
 	bool json = ctx->json, reboot;
@@ -217,14 +217,19 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	if (r < 0)
 		return call_failed("Reading Settings", &error, r);
 	r = sd_bus_message_enter_container(settings, 'a', "(sssbs)");
-	while (r >= 0 && n_rows < ELEMENTSOF(rows)) {
-		SettingRow *row = &rows[n_rows];
+	/* As many rows as the daemon has settings: the strings stay in @settings. */
+	while (r >= 0) {
+		SettingRow row, *more;
 
-		r = sd_bus_message_read(settings, "(sssbs)", &row->name, &row->desired, &row->actual, &row->in_sync,
-					&row->source);
+		r = sd_bus_message_read(settings, "(sssbs)", &row.name, &row.desired, &row.actual, &row.in_sync,
+					&row.source);
 		if (r <= 0)
 			break;
-		n_rows++;
+		more = reallocarray(rows, n_rows + 1, sizeof(SettingRow));
+		if (!more)
+			return log_oom(), 2;
+		rows = more;
+		rows[n_rows++] = row;
 	}
 	if (r < 0)
 		return call_failed("Reading Settings", &error, r);
@@ -276,18 +281,9 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 		json_key(&w, "settings");
 		json_begin_array(&w);
 		for (size_t i = 0; i < n_rows; i++) {
-			json_begin_object(&w);
-			json_key(&w, "name");
-			json_string(&w, rows[i].name);
-			json_key(&w, "desired");
-			json_string(&w, rows[i].desired);
-			json_key(&w, "actual");
-			json_string(&w, rows[i].actual);
-			json_key(&w, "in_sync");
-			json_bool(&w, rows[i].in_sync);
-			json_key(&w, "source");
-			json_string(&w, rows[i].source);
-			json_end_object(&w);
+			json_row(&w, JSON_STR("name", rows[i].name), JSON_STR("desired", rows[i].desired),
+				 JSON_STR("actual", rows[i].actual), JSON_BOOL("in_sync", rows[i].in_sync),
+				 JSON_STR("source", rows[i].source));
 		}
 		json_end_array(&w);
 		json_key(&w, "isolated_cpus");
@@ -440,16 +436,9 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 		json_begin_array(&w);
 	}
 	while ((r = sd_bus_message_read(reply, "(sss)", &s, &want, &got)) > 0) {
-		if (json) {
-			json_begin_object(&w);
-			json_key(&w, "setting");
-			json_string(&w, s);
-			json_key(&w, "want");
-			json_string(&w, want);
-			json_key(&w, "got");
-			json_string(&w, got);
-			json_end_object(&w);
-		} else
+		if (json)
+			json_row(&w, JSON_STR("setting", s), JSON_STR("want", want), JSON_STR("got", got));
+		else
 			printf("drift: %s is %s, wanted %s\n", s, tty_text(got), want);
 	}
 	if (r < 0)
@@ -471,14 +460,9 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 
 		if (!why)
 			continue;
-		if (json) {
-			json_begin_object(&w);
-			json_key(&w, "setting");
-			json_string(&w, setting);
-			json_key(&w, "reason");
-			json_string(&w, why);
-			json_end_object(&w);
-		} else
+		if (json)
+			json_row(&w, JSON_STR("setting", setting), JSON_STR("reason", why));
+		else
 			printf("not applied: %s: %s\n", setting, why);
 	}
 	if (json) {
@@ -546,23 +530,11 @@ static int layout_cpu(sd_bus *bus, unsigned cpu, bool json)
 			r = sd_bus_message_exit_container(reply);
 		if (r < 0)
 			break;
-		if (json) {
-			json_begin_object(&w);
-			json_key(&w, "level");
-			json_int(&w, level);
-			json_key(&w, "name");
-			json_string(&w, name);
-			json_key(&w, "flags");
-			json_string(&w, flags);
-			json_key(&w, "span");
-			json_string(&w, attrs && attrs[0] ? attrs[0] : "");
-			json_key(&w, "attributes");
-			json_begin_array(&w);
-			STRV_FOREACH(a, attrs && attrs[0] ? attrs + 1 : NULL)
-				json_string(&w, *a);
-			json_end_array(&w);
-			json_end_object(&w);
-		} else {
+		if (json)
+			json_row(&w, JSON_INT("level", level), JSON_STR("name", name), JSON_STR("flags", flags),
+				 JSON_STR("span", attrs && attrs[0] ? attrs[0] : ""),
+				 JSON_STRV("attributes", attrs && attrs[0] ? attrs + 1 : NULL));
+		else {
 			CpuSet span = {};
 			_cleanup_free_ char *rest = NULL;
 			StrBuf b = {};
@@ -614,23 +586,10 @@ static int layout_all(sd_bus *bus, bool json)
 			r = sd_bus_message_exit_container(reply);
 		if (r < 0)
 			break;
-		if (json) {
-			json_begin_object(&w);
-			json_key(&w, "level");
-			json_int(&w, level);
-			json_key(&w, "name");
-			json_string(&w, name);
-			json_key(&w, "flags");
-			json_string(&w, flags);
-			json_key(&w, "cpus");
-			json_string(&w, covered);
-			json_key(&w, "spans");
-			json_begin_array(&w);
-			STRV_FOREACH(s, spans)
-				json_string(&w, *s);
-			json_end_array(&w);
-			json_end_object(&w);
-		} else {
+		if (json)
+			json_row(&w, JSON_INT("level", level), JSON_STR("name", name), JSON_STR("flags", flags),
+				 JSON_STR("cpus", covered), JSON_STRV("spans", spans));
+		else {
 			_cleanup_free_ char *list = NULL;
 			StrBuf b = {};
 

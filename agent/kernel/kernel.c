@@ -5,6 +5,8 @@
  * be accepted is the applier's business (lockdown makes debugfs read-only,
  * so a debugfs control under lockdown is reported as not usable).
  */
+#include <assert.h>
+
 #include "fileio.h"
 #include "kernel.h"
 #include "strutil.h"
@@ -18,11 +20,108 @@ void kernel_caps_done(KernelCaps *c)
 
 static void caps_init(KernelCaps *c)
 {
-	*c = (KernelCaps) {
-		.smt_buddy_current = -1,
-		.relax_current = -1,
-		.relax_boot = -1,
-	};
+	*c = (KernelCaps) {};
+}
+
+static const ControlState *state(const KernelCaps *c, const char *id)
+{
+	const KernelControl *k = kernel_control_get(id);
+
+	return k ? &c->controls[kernel_control_index(k)] : NULL;
+}
+
+bool kernel_caps_has(const KernelCaps *c, const char *id)
+{
+	const ControlState *s = state(c, id);
+
+	return s && s->present;
+}
+
+int kernel_caps_value(const KernelCaps *c, const char *id, int unknown)
+{
+	const ControlState *s = state(c, id);
+
+	return s && s->present ? s->value : unknown;
+}
+
+int kernel_caps_max(const KernelCaps *c, const char *id)
+{
+	const ControlState *s = state(c, id);
+
+	return s && s->present ? s->max : -1;
+}
+
+int kernel_caps_current(const KernelCaps *c, const char *setting, int unknown)
+{
+	for (size_t i = 0; i < kernel_control_count(); i++)
+		if (streq(kernel_control_at(i)->setting, setting) && c->controls[i].present)
+			return c->controls[i].value;
+	return unknown;
+}
+
+const KernelControl *kernel_caps_control(const KernelCaps *c, const char *setting)
+{
+	for (size_t i = 0; i < kernel_control_count(); i++) {
+		const KernelControl *k = kernel_control_at(i);
+
+		if (streq(k->setting, setting) && k->kind != CONTROL_CMDLINE && c->controls[i].present)
+			return k;
+	}
+	return NULL;
+}
+
+void kernel_caps_set(KernelCaps *c, const char *id, bool present, int value)
+{
+	const KernelControl *k = kernel_control_get(id);
+
+	assert(k);
+	c->controls[kernel_control_index(k)] = (ControlState) { present, present ? value : 0,
+								present ? kernel_control_max(k, c->release) : 0 };
+}
+
+const char *kernel_caps_entry(const KernelCaps *c, size_t i, bool *ret)
+{
+	size_t n = 0;
+
+	/* The controls with a file of their own; a boot parameter or the partition is no capability. */
+	for (size_t j = 0; j < kernel_control_count(); j++) {
+		const KernelControl *k = kernel_control_at(j);
+
+		if (k->kind != CONTROL_VALUE && k->kind != CONTROL_FEATURE)
+			continue;
+		if (n++ == i) {
+			*ret = c->controls[j].present;
+			return k->id;
+		}
+	}
+	switch (i - n) {
+	case 0:
+		*ret = c->cgroup_v2;
+		return "cgroup_v2";
+	case 1:
+		*ret = c->cgroup_v2_cpuset;
+		return "cgroup_v2_cpuset";
+	case 2:
+		*ret = c->cpuset_partitions;
+		return "cpuset_partitions";
+	case 3:
+		*ret = c->debugfs_sched;
+		return "debugfs_sched";
+	case 4:
+		*ret = c->lockdown;
+		return "lockdown";
+	case 5:
+		*ret = c->numa_averaging_intel;
+		return "numa_averaging_intel";
+	case 6:
+		*ret = c->numa_averaging_hygon;
+		return "numa_averaging_hygon";
+	case 7:
+		*ret = c->schedstat_version > 0;
+		return "schedstat";
+	default:
+		return NULL;
+	}
 }
 
 /* Parse "major.minor" of a release string; 0 on failure. */
@@ -33,21 +132,6 @@ static unsigned release_code(const char *release)
 	if (sscanf(release, "%u.%u", &major, &minor) < 2)
 		return 0;
 	return major * 1000 + minor;
-}
-
-static int cmdline_int(const char *cmdline, const char *key, int *ret)
-{
-	_cleanup_strv_free_ char **words = NULL;
-	size_t kl = strlen(key);
-	int r;
-
-	r = strv_split(cmdline, WHITESPACE, &words);
-	if (r < 0)
-		return r;
-	STRV_FOREACH(w, words)
-		if (strncmp(*w, key, kl) == 0 && (*w)[kl] == '=')
-			return safe_atoi(*w + kl + 1, ret);
-	return -ENOENT;
 }
 
 static void note(KernelCaps *c, const char *s)
@@ -78,23 +162,31 @@ static int probe_file(KernelCaps *c, int root_fd, const char *path, char **ret)
 	return checked(c, path, read_file_at(root_fd, path, 0, ret, NULL));
 }
 
-/* A number: a file that holds none is absent, as before. */
-static int probe_int(KernelCaps *c, int root_fd, const char *path, int *ret)
+/*
+ * Every control of the table, in its order: a control is there when its
+ * file is and holds what the control's decoder understands.
+ */
+static void probe_controls(KernelCaps *c, int root_fd)
 {
-	_cleanup_free_ char *s = NULL;
-	int r;
+	for (size_t i = 0; i < kernel_control_count(); i++) {
+		const KernelControl *k = kernel_control_at(i);
+		_cleanup_free_ char *s = NULL;
+		int v;
 
-	r = probe_line(c, root_fd, path, &s);
-	if (r < 0)
-		return r;
-	return safe_atoi(s, ret);
+		if (k->probed_elsewhere)
+			continue;
+		if ((k->kind == CONTROL_FEATURE ? probe_file(c, root_fd, k->path, &s)
+						: probe_line(c, root_fd, k->path, &s)) < 0)
+			continue;
+		if (kernel_control_decode(k, s, &v) >= 0)
+			c->controls[i] = (ControlState) { true, v, kernel_control_max(k, c->release) };
+	}
 }
 
 int kernel_probe(int root_fd, KernelCaps *ret)
 {
 	_cleanup_free_ char *s = NULL;
 	KernelCaps c;
-	int v;
 
 	caps_init(&c);
 
@@ -117,37 +209,14 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 
 	c.debugfs_sched = dir_exists_at(root_fd, "sys/kernel/debug/sched");
 
-	c.smt_buddy_sysctl = probe_int(&c, root_fd, "proc/sys/kernel/sched_smt_buddy_assist", &v) >= 0;
-	if (c.smt_buddy_sysctl)
-		c.smt_buddy_current = !!v;
-	if (probe_file(&c, root_fd, "sys/kernel/debug/sched/features", &s) >= 0) {
-		if (string_has_word(s, "SMT_BUDDY_ASSIST"))
-			c.smt_buddy_debugfs = true, c.smt_buddy_current = 1;
-		else if (string_has_word(s, "NO_SMT_BUDDY_ASSIST"))
-			c.smt_buddy_debugfs = true, c.smt_buddy_current = c.smt_buddy_current < 0 ? 0 : c.smt_buddy_current;
-	}
-	free(s);
-	s = NULL;
-	if (!c.smt_buddy_sysctl && !c.smt_buddy_debugfs)
+	probe_controls(&c, root_fd);
+	if (!kernel_caps_has(&c, "smt_buddy_sysctl") && !kernel_caps_has(&c, "smt_buddy_debugfs"))
 		note(&c, "SMT_BUDDY_ASSIST: not in this kernel (no /proc/sys/kernel/sched_smt_buddy_assist, "
 			 "no token in /sys/kernel/debug/sched/features)");
-	else if (!c.smt_buddy_sysctl && c.lockdown)
+	else if (!kernel_caps_has(&c, "smt_buddy_sysctl") && c.lockdown)
 		note(&c, "SMT_BUDDY_ASSIST: only debugfs control, read-only under lockdown");
 
-	c.relax_sysctl = probe_int(&c, root_fd, "proc/sys/kernel/sched_relax_domain_level", &v) >= 0;
-	if (c.relax_sysctl)
-		c.relax_current = v;
-	c.relax_cgroup_v1 = probe_int(&c, root_fd, "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level", &v) >= 0;
-	if (c.relax_cgroup_v1 && !c.relax_sysctl)
-		c.relax_current = v;
-	if (probe_line(&c, root_fd, "proc/cmdline", &s) >= 0 && cmdline_int(s, "relax_domain_level", &v) >= 0) {
-		c.relax_boot = v;
-		if (!c.relax_sysctl && !c.relax_cgroup_v1)
-			c.relax_current = v;
-	}
-	free(s);
-	s = NULL;
-	if (!c.relax_sysctl && !c.relax_cgroup_v1)
+	if (!kernel_caps_control(&c, "relax_domain_level"))
 		note(&c, "relax_domain_level: no runtime control (no /proc/sys/kernel/sched_relax_domain_level, "
 			 "no cgroup v1 cpuset), boot parameter only");
 
@@ -163,13 +232,14 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 		c.isolated_known = cpuset_parse_list(s, &c.isolated, NULL) >= 0;
 	free(s);
 	s = NULL;
+	kernel_caps_set(&c, "cpuset_partition", c.cpuset_partitions, 0);
 	if (!c.cgroup_v2_cpuset)
 		note(&c, c.cgroup_v2 ? "isolation: cgroup v2 without the cpuset controller"
 				     : "isolation: no cgroup v2 hierarchy at /sys/fs/cgroup");
 
 	/* The stock SNC-3 fix-up landed in 6.17; our series adds Hygon and a sysctl. */
 	c.numa_averaging_intel = release_code(c.release) >= 6017;
-	c.numa_averaging_hygon = c.smt_buddy_sysctl;
+	c.numa_averaging_hygon = kernel_caps_has(&c, "smt_buddy_sysctl");
 
 	if (probe_file(&c, root_fd, "proc/schedstat", &s) >= 0)
 		(void)sscanf(s, "version %d", &c.schedstat_version);
@@ -178,11 +248,22 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 	return 0;
 }
 
+/* The controls the table says a stock (or a patched) kernel has, with their assumed values. */
+static void caps_assume(KernelCaps *c, bool patched)
+{
+	for (size_t i = 0; i < kernel_control_count(); i++) {
+		const KernelControl *k = kernel_control_at(i);
+
+		if (patched ? k->patched : k->stock)
+			kernel_caps_set(c, k->id, true, k->assumed);
+	}
+}
+
 void kernel_caps_stock(KernelCaps *ret)
 {
 	caps_init(ret);
 	snprintf(ret->release, sizeof(ret->release), "7.3.4 (assumed, stock)");
-	ret->smt_buddy_current = -1;
+	caps_assume(ret, false);
 	ret->cgroup_v2 = ret->cgroup_v2_cpuset = ret->cpuset_partitions = true;
 	ret->isolated_known = true;
 	ret->debugfs_sched = true;
@@ -196,9 +277,7 @@ void kernel_caps_patched(KernelCaps *ret)
 {
 	caps_init(ret);
 	snprintf(ret->release, sizeof(ret->release), "7.3.4+topotune (assumed)");
-	ret->smt_buddy_sysctl = ret->smt_buddy_debugfs = true;
-	ret->smt_buddy_current = 0;
-	ret->relax_sysctl = true;
+	caps_assume(ret, true);
 	ret->cgroup_v2 = ret->cgroup_v2_cpuset = ret->cpuset_partitions = true;
 	ret->isolated_known = true;
 	ret->debugfs_sched = true;

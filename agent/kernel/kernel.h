@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 
+#include "control.h"
 #include "cpuset.h"
 #include "macro.h"
 
@@ -14,16 +15,8 @@
 typedef struct KernelCaps {
 	char release[64];            /* proc/sys/kernel/osrelease, "" unknown */
 
-	/* SMT_BUDDY_ASSIST */
-	bool smt_buddy_sysctl;       /* proc/sys/kernel/sched_smt_buddy_assist */
-	bool smt_buddy_debugfs;      /* token in sys/kernel/debug/sched/features */
-	int smt_buddy_current;       /* 0/1, -1 unknown */
-
-	/* relax_domain_level */
-	bool relax_sysctl;           /* proc/sys/kernel/sched_relax_domain_level */
-	bool relax_cgroup_v1;        /* cpuset v1 root cpuset.sched_relax_domain_level */
-	int relax_current;           /* -1 default, also when unknown */
-	int relax_boot;              /* relax_domain_level= on the cmdline, -1 none */
+	/* Each row of the control table (control.h), by kernel_control_index(). */
+	ControlState controls[KERNEL_CONTROLS_MAX];
 
 	/* isolation */
 	bool cgroup_v2;              /* sys/fs/cgroup/cgroup.controllers */
@@ -46,6 +39,29 @@ typedef struct KernelCaps {
 } KernelCaps;
 
 void kernel_caps_done(KernelCaps *c);
+
+/* Is control @id (a row of the control table) there? */
+bool kernel_caps_has(const KernelCaps *c, const char *id) _pure_;
+/* The value control @id reads, or @unknown when it is not there. */
+int kernel_caps_value(const KernelCaps *c, const char *id, int unknown) _pure_;
+/* The highest value control @id accepts (INT_MAX: any), -1 when it is not there. */
+int kernel_caps_max(const KernelCaps *c, const char *id) _pure_;
+/*
+ * The setting's current value: what its first control that is there reads
+ * (in the table's order of preference), or @unknown.
+ */
+int kernel_caps_current(const KernelCaps *c, const char *setting, int unknown) _pure_;
+/* The first control of @setting that is there, runtime controls only; NULL: none. */
+const KernelControl *kernel_caps_control(const KernelCaps *c, const char *setting) _pure_;
+/* For the offline assumptions and tests: say control @id is there (or not) with @value. */
+void kernel_caps_set(KernelCaps *c, const char *id, bool present, int value);
+
+/*
+ * KernelCapabilities: one entry per row of the control table, then the
+ * other facts. Returns the name of entry @i and its value in *ret, NULL past
+ * the end.
+ */
+const char *kernel_caps_entry(const KernelCaps *c, size_t i, bool *ret);
 int kernel_probe(int root_fd, KernelCaps *ret);
 
 /* Offline planning: what an unpatched or a patched 7.3 kernel offers. */

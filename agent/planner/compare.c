@@ -6,7 +6,7 @@
 #include "compare.h"
 #include "strutil.h"
 
-int sd_flags_parse(const char *text, unsigned *ret)
+int domain_flags_parse(const char *text, unsigned *ret)
 {
 	_cleanup_strv_free_ char **words = NULL;
 	unsigned flags = 0;
@@ -22,7 +22,7 @@ int sd_flags_parse(const char *text, unsigned *ret)
 		for (unsigned bit = 0; bit < 14; bit++) {
 			_cleanup_free_ char *s = NULL;
 
-			r = sd_flags_to_string(1U << bit, &s);
+			r = domain_flags_to_string(1U << bit, &s);
 			if (r < 0)
 				return r;
 			if (streq(s, name)) {
@@ -42,16 +42,13 @@ _printf_(4, 5) static int diff(char ***l, size_t *n, size_t max, const char *fmt
 {
 	va_list ap;
 	char *s;
-	int r;
 
 	if ((*n)++ >= max)
 		return 0;
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	s = vstrprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	return strv_push(l, s);
+	return s ? strv_push(l, s) : -ENOMEM;
 }
 
 int domains_compare(const DomainLayout *p, const LiveLayout *live, size_t max, char ***ret_diffs)
@@ -97,14 +94,14 @@ int domains_compare(const DomainLayout *p, const LiveLayout *live, size_t max, c
 			if (r >= 0 && ld->flags) {
 				unsigned f;
 
-				if (sd_flags_parse(ld->flags, &f) < 0)
+				if (domain_flags_parse(ld->flags, &f) < 0)
 					r = diff(&l, &n, max, "cpu%u domain%zu: unknown flags \"%s\"", cpu, i, ld->flags);
 				else if (f != sd->flags) {
 					_cleanup_free_ char *extra = NULL, *missing = NULL;
 
-					r = sd_flags_to_string(f & ~sd->flags, &extra);
+					r = domain_flags_to_string(f & ~sd->flags, &extra);
 					if (r >= 0)
-						r = sd_flags_to_string(sd->flags & ~f, &missing);
+						r = domain_flags_to_string(sd->flags & ~f, &missing);
 					if (r >= 0)
 						r = diff(&l, &n, max, "cpu%u domain%zu: flags differ: kernel has [%s], lacks [%s]",
 							 cpu, i, extra, missing);

@@ -15,4 +15,4 @@
 int domains_compare(const DomainLayout *predicted, const LiveLayout *live, size_t max, char ***ret_diffs);
 
 /* Flags text as debugfs prints it ("SD_BALANCE_NEWIDLE SD_SHARE_LLC ..."). */
-int sd_flags_parse(const char *text, unsigned *ret);
+int domain_flags_parse(const char *text, unsigned *ret);

@@ -293,8 +293,8 @@ static int build_cpu(Ctx *c, unsigned cpu, Built *ret)
 	return 0;
 }
 
-/* sd_degenerate(): @child_span is the span of the level built below, or NULL. */
-static bool sd_degenerate(const SchedDomain *sd, const CpuSet *child_span)
+/* The kernel's sd_degenerate(): @child_span is the span of the level built below, or NULL. */
+static bool domain_degenerate(const SchedDomain *sd, const CpuSet *child_span)
 {
 	bool many_groups;
 
@@ -308,11 +308,11 @@ static bool sd_degenerate(const SchedDomain *sd, const CpuSet *child_span)
 	return true;
 }
 
-static bool sd_parent_degenerate(const SchedDomain *sd, const SchedDomain *parent, const CpuSet *parent_child_span)
+static bool domain_parent_degenerate(const SchedDomain *sd, const SchedDomain *parent, const CpuSet *parent_child_span)
 {
 	unsigned pflags = parent->flags;
 
-	if (sd_degenerate(parent, parent_child_span))
+	if (domain_degenerate(parent, parent_child_span))
 		return true;
 	if (!cpuset_equal(&sd->span, &parent->span))
 		return false;
@@ -337,7 +337,7 @@ static int attach_cpu(Built *b, CpuDomains *ret)
 	while (t + 1 < n) {
 		SchedDomain *child = &b->sd[idx[t]], *parent = &b->sd[idx[t + 1]];
 
-		if (sd_parent_degenerate(child, parent, &b->sd[idx[t + 1] - 1].span)) {
+		if (domain_parent_degenerate(child, parent, &b->sd[idx[t + 1] - 1].span)) {
 			if (parent->flags & SD_PREFER_SIBLING)
 				child->flags |= SD_PREFER_SIBLING;
 			memmove(idx + t + 1, idx + t + 2, (n - t - 2) * sizeof(size_t));
@@ -345,7 +345,7 @@ static int attach_cpu(Built *b, CpuDomains *ret)
 		} else
 			t++;
 	}
-	if (n > 0 && sd_degenerate(&b->sd[idx[0]], idx[0] > 0 ? &b->sd[idx[0] - 1].span : NULL)) {
+	if (n > 0 && domain_degenerate(&b->sd[idx[0]], idx[0] > 0 ? &b->sd[idx[0] - 1].span : NULL)) {
 		memmove(idx, idx + 1, (n - 1) * sizeof(size_t));
 		n--;
 	}
@@ -539,7 +539,7 @@ out:
 	return r;
 }
 
-int sd_flags_to_string(unsigned flags, char **ret)
+int domain_flags_to_string(unsigned flags, char **ret)
 {
 	static const char *const names[] = {
 		"BALANCE_NEWIDLE", "BALANCE_EXEC", "BALANCE_FORK", "BALANCE_WAKE", "WAKE_AFFINE",

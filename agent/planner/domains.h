@@ -80,7 +80,7 @@ unsigned domains_sched_distance(const Topology *t, const CpuIdentity *id, const 
 				size_t b, bool *ret_averaged);
 
 /* "NEWIDLE|EXEC|..." without the SD_ prefix. */
-int sd_flags_to_string(unsigned flags, char **ret);
+int domain_flags_to_string(unsigned flags, char **ret);
 
 /*
  * Readable text: the domains of @cpu, then one line per level with how many

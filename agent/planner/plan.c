@@ -8,13 +8,6 @@
 #include "planner.h"
 #include "strutil.h"
 
-static const char *const setting_id_table[_SETTING_MAX] = {
-	[SETTING_SMT_BUDDY_ASSIST] = "smt_buddy_assist",
-	[SETTING_RELAX_DOMAIN_LEVEL] = "relax_domain_level",
-	[SETTING_ISOLATED_CPUS] = "isolated_cpus",
-};
-DEFINE_STRING_TABLE_LOOKUP(setting_id, SettingId);
-
 static const char *const step_action_table[_STEP_ACTION_MAX] = {
 	[STEP_SET] = "set",
 	[STEP_NONE] = "in-sync",
@@ -25,17 +18,6 @@ static const char *const step_action_table[_STEP_ACTION_MAX] = {
 	[STEP_REFUSED] = "refused",
 };
 DEFINE_STRING_TABLE_LOOKUP(step_action, StepAction);
-
-static const char *const control_table[_CONTROL_MAX] = {
-	[CONTROL_NONE] = "-",
-	[CONTROL_SYSCTL_SMT_BUDDY] = "sysctl kernel.sched_smt_buddy_assist",
-	[CONTROL_DEBUGFS_FEATURES] = "debugfs sched/features",
-	[CONTROL_SYSCTL_RELAX] = "sysctl kernel.sched_relax_domain_level",
-	[CONTROL_CGROUP_V1_RELAX] = "cgroup v1 cpuset.sched_relax_domain_level",
-	[CONTROL_KERNEL_CMDLINE] = "kernel command line",
-	[CONTROL_CPUSET_PARTITION] = "cgroup v2 isolated partition topotune.slice",
-};
-DEFINE_STRING_TABLE_LOOKUP(control, Control);
 
 static void step_done(PlanStep *s)
 {
@@ -60,39 +42,20 @@ Plan *plan_free(Plan *p)
 	return NULL;
 }
 
-_printf_(5, 6) static int step_set(PlanStep *s, StepAction a, Control c, const Origin *o, const char *why_fmt, ...)
+_printf_(5, 6) static int step_set(PlanStep *s, StepAction a, const char *control, const Origin *o,
+				   const char *why_fmt, ...)
 {
 	va_list ap;
 	int r;
 
 	s->action = a;
-	s->control = c;
-	free(s->why);
+	s->control = kernel_control_get(control);
 	va_start(ap, why_fmt);
-	r = vasprintf(&s->why, why_fmt, ap);
+	r = vstrprintf_to(&s->why, why_fmt, ap);
 	va_end(ap);
-	if (r < 0) {
-		s->why = NULL;
-		return -ENOMEM;
-	}
+	if (r < 0)
+		return r;
 	return o ? origin_copy(&s->origin, o) : 0;
-}
-
-static int text(char **dst, const char *fmt, ...) _printf_(2, 3);
-static int text(char **dst, const char *fmt, ...)
-{
-	va_list ap;
-	int r;
-
-	free(*dst);
-	va_start(ap, fmt);
-	r = vasprintf(dst, fmt, ap);
-	va_end(ap);
-	if (r < 0) {
-		*dst = NULL;
-		return -ENOMEM;
-	}
-	return 0;
 }
 
 static const char *onoff(int v)
@@ -105,43 +68,45 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 	const ProfileSettings *s = in->settings;
 	const KernelCaps *k = in->caps;
 	PlanStep *st = &p->steps[SETTING_SMT_BUDDY_ASSIST];
-	const Origin *o = &s->smt_buddy_assist_origin;
-	bool want = s->smt_buddy_assist == SMT_BUDDY_ON;
+	bool sysctl = kernel_caps_has(k, "smt_buddy_sysctl"), debugfs = kernel_caps_has(k, "smt_buddy_debugfs");
+	int current = kernel_caps_current(k, "smt_buddy_assist", -1);
+	const Origin *o = &s->origin[SETTING_SMT_BUDDY_ASSIST];
+	SmtBuddyMode mode = s->value[SETTING_SMT_BUDDY_ASSIST].mode;
+	bool want = mode == SMT_BUDDY_ON;
 	int r;
 
-	st->setting = SETTING_SMT_BUDDY_ASSIST;
-	p->smt_buddy_assist = k->smt_buddy_current > 0;
-	r = text(&st->from, "%s", (k->smt_buddy_sysctl || k->smt_buddy_debugfs) ? onoff(k->smt_buddy_current)
+	p->smt_buddy_assist = current > 0;
+	r = strprintf_to(&st->from, "%s", (sysctl || debugfs) ? onoff(current)
 										    : "absent");
 	if (r < 0)
 		return r;
-	r = text(&st->to, "%s", s->smt_buddy_assist == SMT_BUDDY_KEEP ? st->from : onoff(want));
+	r = strprintf_to(&st->to, "%s", mode == SMT_BUDDY_KEEP ? st->from : onoff(want));
 	if (r < 0)
 		return r;
 
-	if (s->smt_buddy_assist == SMT_BUDDY_KEEP)
-		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "smt_buddy_assist = keep: left as the kernel has it");
-	if (!k->smt_buddy_sysctl && !k->smt_buddy_debugfs && !want)
-		return step_set(st, STEP_NONE, CONTROL_NONE, o, "kernel lacks SMT_BUDDY_ASSIST, which is as good as off");
-	if (!k->smt_buddy_sysctl && !k->smt_buddy_debugfs)
-		return step_set(st, STEP_UNSUPPORTED, CONTROL_NONE, o,
+	if (mode == SMT_BUDDY_KEEP)
+		return step_set(st, STEP_KEEP, NULL, o, "smt_buddy_assist = keep: left as the kernel has it");
+	if (!sysctl && !debugfs && !want)
+		return step_set(st, STEP_NONE, NULL, o, "kernel lacks SMT_BUDDY_ASSIST, which is as good as off");
+	if (!sysctl && !debugfs)
+		return step_set(st, STEP_UNSUPPORTED, NULL, o,
 				"kernel lacks SMT_BUDDY_ASSIST (needs the topotune kernel series)");
 	if (want && in->topology->threads_per_core <= 1)
-		return step_set(st, STEP_NOT_APPLICABLE, CONTROL_NONE, o,
+		return step_set(st, STEP_NOT_APPLICABLE, NULL, o,
 				"no SMT siblings on this machine: nothing to push to");
-	if (k->smt_buddy_current == (int)want)
-		return step_set(st, STEP_NONE, k->smt_buddy_sysctl ? CONTROL_SYSCTL_SMT_BUDDY : CONTROL_DEBUGFS_FEATURES,
+	if (current == (int)want)
+		return step_set(st, STEP_NONE, sysctl ? "smt_buddy_sysctl" : "smt_buddy_debugfs",
 				o, "already %s", onoff(want));
 	p->smt_buddy_assist = want;
-	if (k->smt_buddy_sysctl)
-		return step_set(st, STEP_SET, CONTROL_SYSCTL_SMT_BUDDY, o, "wanted %s", onoff(want));
+	if (sysctl)
+		return step_set(st, STEP_SET, "smt_buddy_sysctl", o, "wanted %s", onoff(want));
 	if (k->lockdown) {
-		p->smt_buddy_assist = k->smt_buddy_current > 0;
-		return step_set(st, STEP_UNSUPPORTED, CONTROL_DEBUGFS_FEATURES, o,
+		p->smt_buddy_assist = current > 0;
+		return step_set(st, STEP_UNSUPPORTED, "smt_buddy_debugfs", o,
 				"only the debugfs control exists and lockdown (%s) makes debugfs read-only",
 				k->lockdown_mode);
 	}
-	return step_set(st, STEP_SET, CONTROL_DEBUGFS_FEATURES, o, "wanted %s (no sysctl: debugfs)", onoff(want));
+	return step_set(st, STEP_SET, "smt_buddy_debugfs", o, "wanted %s (no sysctl: debugfs)", onoff(want));
 }
 
 static int predict(const PlanInput *in, const CpuSet *isolated, int relax, bool smt, DomainLayout **ret)
@@ -183,22 +148,24 @@ static int plan_relax(const PlanInput *in, Plan *p)
 	const ProfileSettings *s = in->settings;
 	const KernelCaps *k = in->caps;
 	PlanStep *st = &p->steps[SETTING_RELAX_DOMAIN_LEVEL];
-	const Origin *o = &s->relax_origin;
+	bool sysctl = kernel_caps_has(k, "relax_sysctl"), cgroup_v1 = kernel_caps_has(k, "relax_cgroup_v1");
+	int current = kernel_caps_current(k, "relax_domain_level", -1);
+	const SettingValue *v = &s->value[SETTING_RELAX_DOMAIN_LEVEL];
+	const Origin *o = &s->origin[SETTING_RELAX_DOMAIN_LEVEL];
 	int want, r;
 	_cleanup_free_ char *derivation = NULL;
 
-	st->setting = SETTING_RELAX_DOMAIN_LEVEL;
-	p->relax_level = k->relax_current;
-	r = text(&st->from, "%d", k->relax_current);
+	p->relax_level = current;
+	r = strprintf_to(&st->from, "%d", current);
 	if (r < 0)
 		return r;
 
-	switch (s->relax_mode) {
+	switch (v->mode) {
 	case RELAX_KEEP:
-		r = text(&st->to, "%s", st->from);
+		r = strprintf_to(&st->to, "%s", st->from);
 		if (r < 0)
 			return r;
-		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "relax_domain_level = keep");
+		return step_set(st, STEP_KEEP, NULL, o, "relax_domain_level = keep");
 	case RELAX_AUTO:
 		want = plan_auto_relax_level(in);
 		if (want < -1)
@@ -209,7 +176,7 @@ static int plan_relax(const PlanInput *in, Plan *p)
 			return -ENOMEM;
 		break;
 	case RELAX_LEVEL:
-		want = s->relax_level;
+		want = v->level;
 		derivation = strprintf("relax_domain_level = %d", want);
 		if (!derivation)
 			return -ENOMEM;
@@ -218,24 +185,24 @@ static int plan_relax(const PlanInput *in, Plan *p)
 		return -EINVAL;
 	}
 
-	r = text(&st->to, "%d", want);
+	r = strprintf_to(&st->to, "%d", want);
 	if (r < 0)
 		return r;
-	if (want == k->relax_current)
+	if (want == current)
 		return step_set(st, STEP_NONE,
-				k->relax_sysctl ? CONTROL_SYSCTL_RELAX :
-				k->relax_cgroup_v1 ? CONTROL_CGROUP_V1_RELAX : CONTROL_NONE,
+				sysctl ? "relax_sysctl" :
+				cgroup_v1 ? "relax_cgroup_v1" : NULL,
 				o, "%s; already in effect", derivation);
-	if (k->relax_sysctl || k->relax_cgroup_v1) {
+	if (sysctl || cgroup_v1) {
 		p->relax_level = want;
-		return step_set(st, STEP_SET, k->relax_sysctl ? CONTROL_SYSCTL_RELAX : CONTROL_CGROUP_V1_RELAX, o,
+		return step_set(st, STEP_SET, sysctl ? "relax_sysctl" : "relax_cgroup_v1", o,
 				"%s", derivation);
 	}
-	r = want >= 0 ? text(&p->kernel_cmdline, "relax_domain_level=%d", want)
-		      : text(&p->kernel_cmdline, "-relax_domain_level");
+	r = want >= 0 ? strprintf_to(&p->kernel_cmdline, "relax_domain_level=%d", want)
+		      : strprintf_to(&p->kernel_cmdline, "-relax_domain_level");
 	if (r < 0)
 		return r;
-	return step_set(st, STEP_PENDING_REBOOT, CONTROL_KERNEL_CMDLINE, o,
+	return step_set(st, STEP_PENDING_REBOOT, "relax_cmdline", o,
 			"%s; no runtime control on this kernel: %s the kernel command line and reboot", derivation,
 			want >= 0 ? "add relax_domain_level= to" : "remove relax_domain_level= from");
 }
@@ -329,36 +296,36 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 	const KernelCaps *k = in->caps;
 	const Topology *t = in->topology;
 	PlanStep *st = &p->steps[SETTING_ISOLATED_CPUS];
-	const Origin *o = &s->isolation_origin;
+	const SettingValue *v = &s->value[SETTING_ISOLATED_CPUS];
+	const Origin *o = &s->origin[SETTING_ISOLATED_CPUS];
 	_cleanup_free_ char *cur = NULL, *want_text = NULL;
 	CpuSet want = {};
 	int r;
 
-	st->setting = SETTING_ISOLATED_CPUS;
 	r = cpuset_copy(&p->isolated, &k->isolated);
 	if (r < 0)
 		return r;
 	r = cpuset_format_list(&k->isolated, &cur);
 	if (r < 0)
 		return r;
-	r = text(&st->from, "%s", !k->isolated_known ? "unknown" : *cur ? cur : "none");
+	r = strprintf_to(&st->from, "%s", !k->isolated_known ? "unknown" : *cur ? cur : "none");
 	if (r < 0)
 		return r;
 
-	switch (s->isolation) {
+	switch (v->mode) {
 	case ISOLATION_KEEP:
-		r = text(&st->to, "%s", st->from);
+		r = strprintf_to(&st->to, "%s", st->from);
 		if (r < 0)
 			return r;
-		return step_set(st, STEP_KEEP, CONTROL_NONE, o, "isolated_cpus = keep");
+		return step_set(st, STEP_KEEP, NULL, o, "isolated_cpus = keep");
 	case ISOLATION_NONE:
 		break;
 	case ISOLATION_LIST:
-		r = cpuset_copy(&want, &s->isolated_cpus);
+		r = cpuset_copy(&want, &v->cpus);
 		break;
 	case ISOLATION_PER_LLC:
 	case ISOLATION_PER_NODE:
-		r = plan_auto_isolation(t, s->isolation, s->isolated_per_group, &want);
+		r = plan_auto_isolation(t, v->mode, v->per_group, &want);
 		break;
 	default:
 		r = -EINVAL;
@@ -366,7 +333,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 	if (r >= 0)
 		r = cpuset_format_list(&want, &want_text);
 	if (r >= 0)
-		r = text(&st->to, "%s", *want_text ? want_text : "none");
+		r = strprintf_to(&st->to, "%s", *want_text ? want_text : "none");
 	if (r < 0)
 		goto out;
 
@@ -381,7 +348,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		}
 		cpuset_done(&bad);
 		if (r >= 0)
-			r = step_set(st, STEP_REFUSED, CONTROL_NONE, o, "not online: %s", b);
+			r = step_set(st, STEP_REFUSED, NULL, o, "not online: %s", b);
 		goto out;
 	}
 	{
@@ -391,13 +358,13 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		if (r >= 0) {
 			cpuset_andnot(&hk, &want);
 			if (cpuset_is_empty(&hk))
-				r = step_set(st, STEP_REFUSED, CONTROL_NONE, o, "no housekeeping CPU would remain");
+				r = step_set(st, STEP_REFUSED, NULL, o, "no housekeeping CPU would remain");
 		}
 		cpuset_done(&hk);
 		if (r < 0 || st->action == STEP_REFUSED)
 			goto out;
 	}
-	if (s->housekeeping_smt == HOUSEKEEPING_WHOLE_CORES)
+	if (s->value[SETTING_HOUSEKEEPING_SMT].mode == HOUSEKEEPING_WHOLE_CORES)
 		for (size_t i = 0; i < t->cores.n; i++) {
 			const CpuSet *core = &t->cores.items[i].cpus;
 
@@ -406,30 +373,89 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 
 				r = cpuset_format_list(core, &c);
 				if (r >= 0)
-					r = step_set(st, STEP_REFUSED, CONTROL_NONE, o,
+					r = step_set(st, STEP_REFUSED, NULL, o,
 						     "would split the SMT siblings %s (housekeeping_smt = whole-cores)", c);
 				goto out;
 			}
 		}
 
 	if (k->isolated_known && cpuset_equal(&want, &k->isolated))
-		r = step_set(st, STEP_NONE, CONTROL_CPUSET_PARTITION, o, "already isolated as wanted");
+		r = step_set(st, STEP_NONE, "cpuset_partition", o, "already isolated as wanted");
 	else if (!k->cgroup_v2_cpuset || !k->cpuset_partitions)
-		r = step_set(st, STEP_UNSUPPORTED, CONTROL_NONE, o,
+		r = step_set(st, STEP_UNSUPPORTED, NULL, o,
 			     "isolation needs cgroup v2 cpuset partitions (%s)",
 			     !k->cgroup_v2 ? "no cgroup v2 hierarchy; cgroup v1 is refused" :
 			     !k->cgroup_v2_cpuset ? "cpuset controller not available" : "kernel older than 5.11");
 	else {
 		r = cpuset_copy(&p->isolated, &want);
 		if (r >= 0)
-			r = step_set(st, STEP_SET, CONTROL_CPUSET_PARTITION, o, "%s",
-				     s->isolation == ISOLATION_PER_LLC ? "auto: last cores of every LLC" :
-				     s->isolation == ISOLATION_PER_NODE ? "auto: last cores of every node" :
-				     s->isolation == ISOLATION_NONE ? "no isolated CPUs wanted" : "explicit list");
+			r = step_set(st, STEP_SET, "cpuset_partition", o, "%s",
+				     v->mode == ISOLATION_PER_LLC ? "auto: last cores of every LLC" :
+				     v->mode == ISOLATION_PER_NODE ? "auto: last cores of every node" :
+				     v->mode == ISOLATION_NONE ? "no isolated CPUs wanted" : "explicit list");
 	}
 out:
 	cpuset_done(&want);
 	return r;
+}
+
+/* The sysctl's value is the mode's bits: 1 NUMA_BALANCING_NORMAL, 2 NUMA_BALANCING_MEMORY_TIERING. */
+static int plan_numa_balancing(const PlanInput *in, Plan *p)
+{
+	const KernelCaps *k = in->caps;
+	const KernelControl *c = kernel_control_get("numa_balancing_sysctl");
+	PlanStep *st = &p->steps[SETTING_NUMA_BALANCING];
+	const Origin *o = &in->settings->origin[SETTING_NUMA_BALANCING];
+	NumaBalancingMode mode = in->settings->value[SETTING_NUMA_BALANCING].mode;
+	bool present = kernel_caps_has(k, c->id);
+	int current = kernel_caps_value(k, c->id, -1), want = mode - NUMA_BALANCING_OFF, r;
+
+	r = present ? kernel_control_format(c, current, &st->from) : strprintf_to(&st->from, "absent");
+	if (r < 0)
+		return r;
+	if (mode == NUMA_BALANCING_KEEP) {
+		r = strprintf_to(&st->to, "%s", st->from);
+		return r < 0 ? r : step_set(st, STEP_KEEP, NULL, o, "numa_balancing = keep: left as the kernel has it");
+	}
+	if (mode < 0 || mode >= _NUMA_BALANCING_MAX)
+		return -EINVAL;
+	r = kernel_control_format(c, want, &st->to);
+	if (r < 0)
+		return r;
+
+	if (!present && want == 0)
+		return step_set(st, STEP_NONE, NULL, o, "kernel lacks NUMA balancing, which is as good as off");
+	if (!present)
+		return step_set(st, STEP_UNSUPPORTED, NULL, o,
+				"kernel lacks NUMA balancing (no /proc/sys/kernel/numa_balancing: CONFIG_NUMA_BALANCING)");
+	if (want > kernel_caps_max(k, c->id))
+		return step_set(st, STEP_UNSUPPORTED, NULL, o,
+				"kernel %s takes only off and on: memory tiering needs 5.18 or later", k->release);
+	if (current == want)
+		return step_set(st, STEP_NONE, c->id, o, "already %s", st->to);
+	return step_set(st, STEP_SET, c->id, o, "wanted %s", st->to);
+}
+
+/*
+ * The planner's part of each setting: the function that makes its step, or
+ * for a setting without one, the setting whose step reads it.
+ */
+static const struct {
+	int (*step)(const PlanInput *in, Plan *p);
+	SettingId read_by;
+} plan_table[_SETTING_MAX] = {
+	[SETTING_SMT_BUDDY_ASSIST] = { plan_smt_buddy },
+	[SETTING_RELAX_DOMAIN_LEVEL] = { plan_relax },
+	[SETTING_ISOLATED_CPUS] = { plan_isolation },
+	[SETTING_HOUSEKEEPING_SMT] = { NULL, SETTING_ISOLATED_CPUS },
+	[SETTING_NUMA_BALANCING] = { plan_numa_balancing },
+};
+
+SettingId plan_step_of(SettingId id)
+{
+	if (id < 0 || id >= _SETTING_MAX)
+		return _SETTING_INVALID;
+	return plan_table[id].step ? id : plan_table[id].read_by;
 }
 
 int plan_compute(const PlanInput *in, Plan **ret)
@@ -444,15 +470,18 @@ int plan_compute(const PlanInput *in, Plan **ret)
 	if (!p->profile)
 		return -ENOMEM;
 
-	r = plan_smt_buddy(in, p);
-	if (r < 0)
-		return r;
-	r = plan_relax(in, p);
-	if (r < 0)
-		return r;
-	r = plan_isolation(in, p);
-	if (r < 0)
-		return r;
+	SETTING_FOREACH(i) {
+		PlanStep *st = &p->steps[i];
+
+		if (!plan_table[i].step) {
+			*st = (PlanStep) { .setting = _SETTING_INVALID, .action = STEP_NOT_APPLICABLE };
+			continue;
+		}
+		st->setting = i;
+		r = plan_table[i].step(in, p);
+		if (r < 0)
+			return r;
+	}
 
 	r = cpuset_copy(&p->housekeeping, &in->topology->online);
 	if (r < 0)
@@ -488,14 +517,18 @@ int plan_format(const Plan *p, unsigned cpu, char **ret)
 
 	strbuf_appendf(&b, "Profile: %s\n", p->profile);
 	strbuf_append(&b, "Steps:\n");
-	for (size_t i = 0; i < _SETTING_MAX; i++) {
+	SETTING_FOREACH(i) {
 		const PlanStep *s = &p->steps[i];
-		_cleanup_free_ char *o = origin_to_string(&s->origin);
+		_cleanup_free_ char *o = NULL;
+
+		if (!plan_has_step(p, i))
+			continue;
+		o = origin_to_string(&s->origin);
 
 		strbuf_appendf(&b, "  %-18s %-14s %s -> %s", setting_id_to_string(s->setting),
 			       step_action_to_string(s->action), s->from, s->to);
-		if (s->control != CONTROL_NONE)
-			strbuf_appendf(&b, " via %s", control_to_string(s->control));
+		if (s->control)
+			strbuf_appendf(&b, " via %s", s->control->name);
 		strbuf_appendf(&b, "\n      why: %s\n      from: %s\n", s->why, o ?: "?");
 	}
 	if (p->kernel_cmdline)

@@ -13,14 +13,6 @@
  * what it would change, through which control, and why.
  */
 
-typedef enum SettingId {
-	SETTING_SMT_BUDDY_ASSIST,
-	SETTING_RELAX_DOMAIN_LEVEL,
-	SETTING_ISOLATED_CPUS,
-	_SETTING_MAX,
-	_SETTING_INVALID = -EINVAL,
-} SettingId;
-
 typedef enum StepAction {
 	STEP_SET,              /* change through @control */
 	STEP_NONE,             /* already as desired */
@@ -33,22 +25,10 @@ typedef enum StepAction {
 	_STEP_ACTION_INVALID = -EINVAL,
 } StepAction;
 
-typedef enum Control {
-	CONTROL_NONE,
-	CONTROL_SYSCTL_SMT_BUDDY,     /* /proc/sys/kernel/sched_smt_buddy_assist */
-	CONTROL_DEBUGFS_FEATURES,     /* /sys/kernel/debug/sched/features */
-	CONTROL_SYSCTL_RELAX,         /* /proc/sys/kernel/sched_relax_domain_level */
-	CONTROL_CGROUP_V1_RELAX,      /* /sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level */
-	CONTROL_KERNEL_CMDLINE,       /* relax_domain_level= at next boot */
-	CONTROL_CPUSET_PARTITION,     /* topotune.slice, cpuset.cpus.partition */
-	_CONTROL_MAX,
-	_CONTROL_INVALID = -EINVAL,
-} Control;
-
 typedef struct PlanStep {
 	SettingId setting;
 	StepAction action;
-	Control control;
+	const KernelControl *control;   /* the row of the control table it goes through; NULL: none */
 	char *from;       /* current value as text ("unknown" when not readable) */
 	char *to;         /* desired value as text */
 	char *why;        /* one line: the rule or derivation */
@@ -73,12 +53,22 @@ typedef struct Plan {
 	DomainLayout *layout;          /* predicted after the plan */
 } Plan;
 
-const char *setting_id_to_string(SettingId s) _const_;
-SettingId setting_id_from_string(const char *s) _pure_;
 const char *step_action_to_string(StepAction a) _const_;
 StepAction step_action_from_string(const char *s) _pure_;
-const char *control_to_string(Control c) _const_;
-Control control_from_string(const char *s) _pure_;
+
+/*
+ * A setting the planner makes no step of (housekeeping_smt: the
+ * isolated_cpus step reads it) leaves steps[id] with setting
+ * _SETTING_INVALID and action STEP_NOT_APPLICABLE: nothing writes or
+ * verifies it, and lists of steps leave it out.
+ */
+static inline bool plan_has_step(const Plan *p, SettingId id)
+{
+	return p->steps[id].setting >= 0;
+}
+
+/* The setting whose step reads @id when @id has none of its own, else @id. */
+SettingId plan_step_of(SettingId id) _const_;
 
 Plan *plan_free(Plan *p);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);

@@ -71,20 +71,17 @@ int ini_error(IniFile *ini, int error, const char *fmt, ...)
 {
 	_cleanup_free_ char *msg = NULL;
 	va_list ap;
-	int r;
 
 	if (ini->error < 0)
 		return error;
 
 	va_start(ap, fmt);
-	r = vasprintf(&msg, fmt, ap);
+	msg = vstrprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		msg = NULL;   /* undefined after a failure */
 
 	ini->error = error;
 	ini->error_line = ini->line;
-	if (r >= 0)
+	if (msg)
 		ini->error_msg = strprintf("%s:%u: %s", ini->file, ini->line, msg);
 	if (!ini->error_msg)
 		ini->error = -ENOMEM;
@@ -270,16 +267,12 @@ int ini_parse_text(const char *text, const char *file, const IniSyntax *syntax, 
 int error_message(char **ret_error, int error, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 
 	if (!ret_error)
 		return error;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) >= 0) {
-		free(*ret_error);
-		*ret_error = s;
-	}
+	(void)vstrprintf_to(ret_error, fmt, ap);
 	va_end(ap);
 	return error;
 }

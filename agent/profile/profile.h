@@ -26,44 +26,12 @@
 
 #include "cpuset.h"
 #include "macro.h"
+#include "setting.h"
 
 typedef struct Origin {
 	char *file;     /* NULL: built-in default */
 	unsigned line;
 } Origin;
-
-typedef enum SmtBuddyMode {
-	SMT_BUDDY_KEEP,
-	SMT_BUDDY_OFF,
-	SMT_BUDDY_ON,
-	_SMT_BUDDY_MAX,
-	_SMT_BUDDY_INVALID = -EINVAL,
-} SmtBuddyMode;
-
-typedef enum RelaxMode {
-	RELAX_KEEP,
-	RELAX_AUTO,     /* derived from topology by the planner */
-	RELAX_LEVEL,    /* explicit level in relax_level, -1 = kernel default */
-	_RELAX_MAX,
-	_RELAX_INVALID = -EINVAL,
-} RelaxMode;
-
-typedef enum IsolationMode {
-	ISOLATION_KEEP,
-	ISOLATION_NONE,
-	ISOLATION_LIST,       /* isolated_cpus = <cpulist> */
-	ISOLATION_PER_LLC,    /* isolated_cpus = auto:<n>-per-llc */
-	ISOLATION_PER_NODE,   /* isolated_cpus = auto:<n>-per-node */
-	_ISOLATION_MAX,
-	_ISOLATION_INVALID = -EINVAL,
-} IsolationMode;
-
-typedef enum HousekeepingSmt {
-	HOUSEKEEPING_WHOLE_CORES,   /* never split SMT siblings between sets */
-	HOUSEKEEPING_ANY,
-	_HOUSEKEEPING_MAX,
-	_HOUSEKEEPING_INVALID = -EINVAL,
-} HousekeepingSmt;
 
 typedef enum RollbackMode {
 	ROLLBACK_ON_EXIT,
@@ -72,21 +40,10 @@ typedef enum RollbackMode {
 	_ROLLBACK_INVALID = -EINVAL,
 } RollbackMode;
 
+/* Values and origins indexed by SettingId; an origin without a file: not set here. */
 typedef struct ProfileSettings {
-	SmtBuddyMode smt_buddy_assist;
-	Origin smt_buddy_assist_origin;
-
-	RelaxMode relax_mode;
-	int relax_level;
-	Origin relax_origin;
-
-	IsolationMode isolation;
-	CpuSet isolated_cpus;            /* ISOLATION_LIST */
-	unsigned isolated_per_group;     /* ISOLATION_PER_LLC / _PER_NODE */
-	Origin isolation_origin;
-
-	HousekeepingSmt housekeeping_smt;
-	Origin housekeeping_origin;
+	SettingValue value[_SETTING_MAX];
+	Origin origin[_SETTING_MAX];
 } ProfileSettings;
 
 typedef struct Profile {
@@ -142,11 +99,6 @@ typedef struct Config {
 	char **files;                /* files read, in order */
 } Config;
 
-const char *smt_buddy_mode_to_string(SmtBuddyMode m) _const_;
-SmtBuddyMode smt_buddy_mode_from_string(const char *s) _pure_;
-const char *isolation_mode_to_string(IsolationMode m) _const_;
-const char *housekeeping_smt_to_string(HousekeepingSmt h) _const_;
-HousekeepingSmt housekeeping_smt_from_string(const char *s) _pure_;
 const char *rollback_mode_to_string(RollbackMode m) _const_;
 RollbackMode rollback_mode_from_string(const char *s) _pure_;
 
@@ -198,10 +150,6 @@ int settings_resolve(HardwareRule *const *rules, size_t n_rules, const MatchFact
  * Additions (profile module owner). origin_copy() and the other setters
  * release what @dst held before, like strdup_to(): pass initialised values.
  */
-const char *relax_mode_to_string(RelaxMode m) _const_;
-RelaxMode relax_mode_from_string(const char *s) _pure_;
-IsolationMode isolation_mode_from_string(const char *s) _pure_;
-
 /* NAME.ini must fit in one directory entry (NAME_MAX): a longer name is no profile. */
 #define PROFILE_NAME_MAX 251
 
@@ -211,15 +159,14 @@ IsolationMode isolation_mode_from_string(const char *s) _pure_;
  */
 bool profile_name_is_valid(const char *name) _pure_;
 
-/* Built-in defaults, no origins: keep, keep, isolated_cpus = none, whole-cores. */
+/* Built-in defaults (the settings table's), no origins. */
 void profile_settings_init(ProfileSettings *s);
 /* Deep copy; @ret is overwritten (not released) and only on success. */
 int profile_settings_copy(const ProfileSettings *s, ProfileSettings *ret);
 
 /*
- * One setting by its ini key (smt_buddy_assist, relax_domain_level,
- * isolated_cpus, housekeeping_smt), spelled as it would be written in a
- * profile ("on", "auto", "0-3,8", "auto:2-per-llc", "whole-cores").
+ * One setting by its ini key (a row of the settings table), spelled as it
+ * would be written in a profile ("on", "auto", "0-3,8", "auto:2-per-llc").
  * -ENOENT for an unknown key.
  */
 int profile_settings_format_value(const ProfileSettings *s, const char *key, char **ret);

@@ -349,10 +349,14 @@ GETTER(property_get_settings)
 		return r;
 	for (size_t i = 0; m->plan && i < _SETTING_MAX; i++) {
 		const PlanStep *st = &m->plan->steps[i];
-		_cleanup_free_ char *actual = manager_setting_actual(m, (SettingId)i), *o = origin_to_string(&st->origin);
-		_cleanup_free_ char *desired = st->action == STEP_KEEP ? strdup("keep") : strdup(st->to);
+		_cleanup_free_ char *actual = NULL, *o = NULL, *desired = NULL;
 		_cleanup_free_ char *a = NULL, *ot = NULL, *d = NULL;
 
+		if (!plan_has_step(m->plan, i))
+			continue;
+		actual = manager_setting_actual(m, (SettingId)i);
+		o = origin_to_string(&st->origin);
+		desired = st->action == STEP_KEEP ? strdup("keep") : strdup(st->to);
 		if (!actual || !o || !desired)
 			return -ENOMEM;
 		a = bus_text(actual);
@@ -371,21 +375,16 @@ GETTER(property_get_settings)
 GETTER(property_get_kernel_caps)
 {
 	Manager *m = userdata;
-	const KernelCaps *k = &m->caps;
+	const char *name;
+	bool v;
+	int r;
 
-	return sd_bus_message_append(reply, "a{sb}", 12,
-				     "smt_buddy_sysctl", k->smt_buddy_sysctl,
-				     "smt_buddy_debugfs", k->smt_buddy_debugfs,
-				     "relax_sysctl", k->relax_sysctl,
-				     "relax_cgroup_v1", k->relax_cgroup_v1,
-				     "cgroup_v2", k->cgroup_v2,
-				     "cgroup_v2_cpuset", k->cgroup_v2_cpuset,
-				     "cpuset_partitions", k->cpuset_partitions,
-				     "debugfs_sched", k->debugfs_sched,
-				     "lockdown", k->lockdown,
-				     "numa_averaging_intel", k->numa_averaging_intel,
-				     "numa_averaging_hygon", k->numa_averaging_hygon,
-				     "schedstat", k->schedstat_version > 0);
+	r = sd_bus_message_open_container(reply, 'a', "{sb}");
+	for (size_t i = 0; r >= 0 && (name = kernel_caps_entry(&m->caps, i, &v)); i++)
+		r = sd_bus_message_append(reply, "{sb}", name, v);
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
 }
 
 static int append_cpuset(sd_bus_message *reply, const CpuSet *s)
@@ -511,7 +510,7 @@ static int layout_levels(Manager *m, LevelSummary *l)
 			const SchedDomain *d = &m->plan->layout->cpus[c].sd[i];
 			_cleanup_free_ char *flags = NULL;
 
-			r = sd_flags_to_string(d->flags, &flags);
+			r = domain_flags_to_string(d->flags, &flags);
 			if (r >= 0)
 				r = level_add(l, d->level, d->name, flags, &d->span);
 			if (r < 0)
@@ -798,10 +797,13 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		r = sd_bus_message_open_container(reply, 'a', "(ssss)");
 	for (size_t i = 0; r >= 0 && i < _SETTING_MAX; i++) {
 		const PlanStep *st = &plan->steps[i];
-		_cleanup_free_ char *change = NULL, *why = NULL, *o = origin_to_string(&st->origin);
+		_cleanup_free_ char *change = NULL, *why = NULL, *o = NULL;
 
-		change = strprintf("%s -> %s%s%s", st->from, st->to, st->control != CONTROL_NONE ? " via " : "",
-				   st->control != CONTROL_NONE ? control_to_string(st->control) : "");
+		if (!plan_has_step(plan, i))
+			continue;
+		o = origin_to_string(&st->origin);
+		change = strprintf("%s -> %s%s%s", st->from, st->to, st->control ? " via " : "",
+				   st->control ? st->control->name : "");
 		why = strprintf("%s (%s)", st->why, strna(o));
 		if (!change || !why)
 			return -ENOMEM;
@@ -909,7 +911,7 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 
 			r = cpuset_format_list(&d->sd[i].span, &span);
 			if (r >= 0)
-				r = sd_flags_to_string(d->sd[i].flags, &flags);
+				r = domain_flags_to_string(d->sd[i].flags, &flags);
 			if (r < 0)
 				break;
 			/* Only NODE/NUMA levels stand for a distance. */

@@ -696,7 +696,7 @@ void manager_verify_now(Manager *m)
 
 		for (size_t i = 0; i < _SETTING_MAX; i++)
 			if ((reapply & (1U << i)) && repair.steps[i].action == STEP_NONE &&
-			    repair.steps[i].control != CONTROL_NONE)
+			    repair.steps[i].control)
 				repair.steps[i].action = STEP_SET;
 		/* Settings backed off are left to the other writer; the rest is kept in shape. */
 		m->change_source = "drift: re-applying";

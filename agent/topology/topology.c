@@ -56,14 +56,11 @@ _printf_(2, 3) static int note(Topology *t, const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	s = vstrprintf(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	return strv_push(&t->notes, s);
+	return s ? strv_push(&t->notes, s) : -ENOMEM;
 }
 
 /* Append a group; returns its index. */

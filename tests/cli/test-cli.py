@@ -89,6 +89,25 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
 
     rc, out, err = run("--root", hygon, "explain", "smt_buddy_assist")
     check("explain names a file:line", rc == 0 and ".ini:" in out, out + err)
+    # Every key the ini files accept is explainable (issue 13: it exited 2 'unknown setting').
+    rc, out, err = run("--root", hygon, "explain", "housekeeping_smt")
+    check("explain housekeeping_smt: exit 0 with its value and default",
+          rc == 0 and out.startswith("housekeeping_smt = ") and "whole-cores" in out and "isolated_cpus" in out,
+          (rc, out, err))
+    rc, out, err = run("--root", hygon, "explain", "numa_balancing")
+    check("explain numa_balancing: keep by default, the kernel's value through its sysctl",
+          rc == 0 and out.startswith("numa_balancing = keep") and "plan: keep, on -> on" in out, (rc, out, err))
+    write(os.path.join(hygon, "etc/topotune/profiles/numa.ini"),
+          "[profile]\ndescription = t\n[scheduler]\nnuma_balancing = memory-tiering\n")
+    rc, out, err = run("--root", hygon, "plan", "--profile", "numa")
+    check("plan: numa_balancing = memory-tiering set through sysctl kernel.numa_balancing",
+          rc == 0 and any(l.split()[:5] == ["numa_balancing", "set", "on", "->", "memory-tiering"]
+                          and l.endswith("via sysctl kernel.numa_balancing") for l in out.splitlines()), out + err)
+    rc, out, err = run("explain", "--list")
+    check("explain --list: the settings table's names, one a line",
+          rc == 0 and out.split() == ["smt_buddy_assist", "relax_domain_level", "isolated_cpus", "housekeeping_smt",
+                                    "numa_balancing"],
+          (rc, out, err))
     rc, out, err = run("--root", hygon, "profiles")
     check("profiles lists balanced", rc == 0 and "balanced" in out, out + err)
 

@@ -315,6 +315,10 @@ try:
           and rd(main, SMT) == "1", str(st))
     caps = prop("KernelCapabilities")
     check("KernelCapabilities: the series' sysctls found", bool(caps["smt_buddy_sysctl"]) and bool(caps["relax_sysctl"]))
+    check("KernelCapabilities: every control of the table, numa_balancing's too",
+          bool(caps.get("numa_balancing_sysctl")) and "relax_cgroup_v1" in caps and "smt_buddy_debugfs" in caps, str(caps))
+    check("Settings: numa_balancing kept as the kernel has it (on), in sync, built-in default",
+          st.get("numa_balancing") == ("keep", "on", True, "built-in default"), str(st))
     layout = prop("DomainLayout")
     check("DomainLayout: SMT .. NUMA levels over 0-383",
           len(layout) >= 5 and str(layout[0][1]) == "SMT" and str(layout[-1][3]) == "0-383", str(layout)[:300])

@@ -57,10 +57,11 @@ static void make_caps(Bytes *b, unsigned n, KernelCaps *k)
 		kernel_caps_patched(k);
 	else
 		kernel_caps_stock(k);
-	k->smt_buddy_sysctl = f & 2;
-	k->smt_buddy_debugfs = f & 4;
-	k->relax_sysctl = f & 8;
-	k->relax_cgroup_v1 = f & 16;
+	kernel_caps_set(k, "smt_buddy_sysctl", f & 2, (int)(v & 3) - 1);           /* -1..2 */
+	kernel_caps_set(k, "smt_buddy_debugfs", f & 4, (int)(v & 3) - 1);
+	kernel_caps_set(k, "relax_sysctl", f & 8, (int)((v >> 2) & 7) - 1);          /* -1..6 */
+	kernel_caps_set(k, "relax_cgroup_v1", f & 16, (int)((v >> 2) & 7) - 1);
+	kernel_caps_set(k, "relax_cmdline", g & 64, (int)(v >> 5) - 1);             /* -1..6 */
 	k->cgroup_v2 = f & 32;
 	k->cgroup_v2_cpuset = f & 64;
 	k->cpuset_partitions = f & 128;
@@ -71,9 +72,6 @@ static void make_caps(Bytes *b, unsigned n, KernelCaps *k)
 	k->numa_averaging_intel = g & 8;
 	k->numa_averaging_hygon = g & 16;
 	k->schedstat_version = g & 32 ? 17 : 0;
-	k->smt_buddy_current = (int)(v & 3) - 1;               /* -1..2 */
-	k->relax_current = (int)((v >> 2) & 7) - 1;            /* -1..6 */
-	k->relax_boot = g & 64 ? (int)(v >> 5) - 1 : -1;        /* -1..6 */
 	cpuset_done(&k->isolated);
 	if (g & 128)
 		bitmap(b, n, &k->isolated);
@@ -84,19 +82,19 @@ static void make_settings(Bytes *b, unsigned n, ProfileSettings *s)
 	uint8_t f = next(b), v = next(b);
 
 	profile_settings_init(s);
-	s->smt_buddy_assist = (SmtBuddyMode)(f % _SMT_BUDDY_MAX);
-	s->relax_mode = (RelaxMode)((f >> 2) % _RELAX_MAX);
-	s->relax_level = (int)(v & 15) - 2;                     /* -2..13: out of range too */
-	s->isolation = (IsolationMode)((f >> 4) % _ISOLATION_MAX);
-	s->isolated_per_group = v >> 4;
-	s->housekeeping_smt = (HousekeepingSmt)((f >> 7) % _HOUSEKEEPING_MAX);
-	if (s->isolation == ISOLATION_LIST)
+	s->value[SETTING_SMT_BUDDY_ASSIST].mode = (SmtBuddyMode)(f % _SMT_BUDDY_MAX);
+	s->value[SETTING_RELAX_DOMAIN_LEVEL].mode = (RelaxMode)((f >> 2) % _RELAX_MAX);
+	s->value[SETTING_RELAX_DOMAIN_LEVEL].level = (int)(v & 15) - 2;                     /* -2..13: out of range too */
+	s->value[SETTING_ISOLATED_CPUS].mode = (IsolationMode)((f >> 4) % _ISOLATION_MAX);
+	s->value[SETTING_ISOLATED_CPUS].per_group = v >> 4;
+	s->value[SETTING_HOUSEKEEPING_SMT].mode = (HousekeepingSmt)((f >> 7) % _HOUSEKEEPING_MAX);
+	if (s->value[SETTING_ISOLATED_CPUS].mode == ISOLATION_LIST)
 		/* A little beyond the machine: profiles may name CPUs it lacks. */
-		bitmap(b, n + 8, &s->isolated_cpus);
+		bitmap(b, n + 8, &s->value[SETTING_ISOLATED_CPUS].cpus);
 	if (f & 0x40) {
-		s->smt_buddy_assist_origin.file = strdup("/etc/topotune/profiles/fuzz.ini");
-		s->smt_buddy_assist_origin.line = v;
-		fuzz_assert(s->smt_buddy_assist_origin.file);
+		s->origin[SETTING_SMT_BUDDY_ASSIST].file = strdup("/etc/topotune/profiles/fuzz.ini");
+		s->origin[SETTING_SMT_BUDDY_ASSIST].line = v;
+		fuzz_assert(s->origin[SETTING_SMT_BUDDY_ASSIST].file);
 	}
 }
 

@@ -15,7 +15,8 @@
 #include "fuzz.h"
 #include "profile.h"
 
-static const char *const keys[] = { "smt_buddy_assist", "relax_domain_level", "isolated_cpus", "housekeeping_smt" };
+static const char *const keys[] = { "smt_buddy_assist", "relax_domain_level", "isolated_cpus", "housekeeping_smt",
+				     "numa_balancing" };
 
 static const MatchFacts facts[] = {
 	{ "hygon", 0x18, 7, 2, 384, 6, true },

@@ -101,9 +101,9 @@ static void predict(const Topology *t, uint8_t opt)
 	Plan *p = NULL;
 
 	profile_settings_init(&s);
-	s.smt_buddy_assist = opt & 2 ? SMT_BUDDY_ON : SMT_BUDDY_OFF;
-	s.relax_mode = opt & 0x80 ? RELAX_AUTO : RELAX_LEVEL;
-	s.relax_level = relax;
+	s.value[SETTING_SMT_BUDDY_ASSIST].mode = opt & 2 ? SMT_BUDDY_ON : SMT_BUDDY_OFF;
+	s.value[SETTING_RELAX_DOMAIN_LEVEL].mode = opt & 0x80 ? RELAX_AUTO : RELAX_LEVEL;
+	s.value[SETTING_RELAX_DOMAIN_LEVEL].level = relax;
 	PlanInput pin = { .identity = id, .topology = t, .caps = &caps, .settings = &s, .profile = "fuzz" };
 	if (plan_compute(&pin, &p) >= 0) {
 		fuzz_assert(plan_format(p, (unsigned)cpuset_first(&t->online), &text) >= 0);

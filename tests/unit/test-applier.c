@@ -197,13 +197,13 @@ static Plan *make_plan_on(SmtBuddyMode smt, RelaxMode relax, int level, const ch
 {
 	_cleanup_(topology_freep) Topology *t = NULL;
 	ProfileSettings s = {
-		.smt_buddy_assist = smt,
-		.smt_buddy_assist_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
-		.relax_mode = relax,
-		.relax_level = level,
-		.relax_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
-		.isolation = isolated ? ISOLATION_LIST : ISOLATION_NONE,
-		.isolation_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
+		.value[SETTING_SMT_BUDDY_ASSIST].mode = smt,
+		.origin[SETTING_SMT_BUDDY_ASSIST] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
+		.value[SETTING_RELAX_DOMAIN_LEVEL].mode = relax,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].level = level,
+		.origin[SETTING_RELAX_DOMAIN_LEVEL] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
+		.value[SETTING_ISOLATED_CPUS].mode = isolated ? ISOLATION_LIST : ISOLATION_NONE,
+		.origin[SETTING_ISOLATED_CPUS] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
 	};
 	KernelCaps k;
 	PlanInput in;
@@ -211,14 +211,13 @@ static Plan *make_plan_on(SmtBuddyMode smt, RelaxMode relax, int level, const ch
 
 	check(topo_build(&small, &t) == 0);
 	if (isolated)
-		check(cpuset_parse_list(isolated, &s.isolated_cpus, NULL) == 0);
+		check(cpuset_parse_list(isolated, &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
 	kernel_caps_patched(&k);
-	k.smt_buddy_current = smt_current;
-	if (debugfs_only)
-		k.smt_buddy_sysctl = false;
+	kernel_caps_set(&k, "smt_buddy_sysctl", !debugfs_only, smt_current);
+	kernel_caps_set(&k, "smt_buddy_debugfs", true, smt_current);
 	in = (PlanInput) { &intel, t, &k, &s, "t" };
 	check(plan_compute(&in, &p) == 0);
-	cpuset_done(&s.isolated_cpus);
+	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
 	kernel_caps_done(&k);
 	return p;
 }
@@ -277,6 +276,65 @@ static void test_apply_verify_revert(void)
 	}
 	mismatches_free(m, n);
 	check(write_string_at(fd, "proc/sys/kernel/sched_relax_domain_level", "2") == 0);
+
+	check(applier_revert(a) == 0);
+	after = snapshot(fd);
+	check_str(after, before);
+	rm_rf(tmpl);
+}
+
+/* numa_balancing goes through its control row: written, read back, verified and reverted byte-exact. */
+static void test_numa_balancing(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = NULL, *after = NULL, *numa = NULL, *actual = NULL;
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_(plan_freep) Plan *p = NULL;
+	_cleanup_(applier_freep) Applier *a = NULL;
+	ProfileSettings s = {
+		.value[SETTING_NUMA_BALANCING].mode = NUMA_BALANCING_TIERING,
+		.origin[SETTING_NUMA_BALANCING] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 5 },
+	};
+	KernelCaps k;
+	PlanInput in;
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	put(fd, "proc/sys/kernel/numa_balancing", "1\n");
+	before = snapshot(fd);
+	check(strstr(before, "proc/sys/kernel/numa_balancing\n1\n"));
+	check(topo_build(&small, &t) == 0);
+	check(kernel_probe(fd, &k) == 0);
+	check_int(kernel_caps_value(&k, "numa_balancing_sysctl", -1), 1);
+	in = (PlanInput) { &intel, t, &k, &s, "t" };
+	check(plan_compute(&in, &p) == 0);
+	kernel_caps_done(&k);
+	if (!p)
+		return;
+	check_int(p->steps[SETTING_NUMA_BALANCING].action, STEP_SET);
+
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p), 1);
+	check_str(numa = file(fd, "proc/sys/kernel/numa_balancing"), "2");
+	check_int(applier_read_actual(a, &p->steps[SETTING_NUMA_BALANCING], &actual), 0);
+	check_str(actual, "memory-tiering");
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 0);
+	mismatches_free(m, n);
+
+	/* Another writer turns it off: drift, in the setting's words. */
+	check(write_string_at(fd, "proc/sys/kernel/numa_balancing", "0") == 0);
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 1);
+	if (n == 1) {
+		check_int(m[0].setting, SETTING_NUMA_BALANCING);
+		check_str(m[0].want, "memory-tiering");
+		check_str(m[0].got, "off");
+	}
+	mismatches_free(m, n);
+	check(write_string_at(fd, "proc/sys/kernel/numa_balancing", "2") == 0);
 
 	check(applier_revert(a) == 0);
 	after = snapshot(fd);
@@ -671,11 +729,11 @@ static void test_bootloader(void)
 	_cleanup_(applier_freep) Applier *a = NULL;
 	_cleanup_(plan_freep) Plan *p = NULL;
 	ProfileSettings s = {
-		.smt_buddy_assist = SMT_BUDDY_KEEP,
-		.relax_mode = RELAX_LEVEL,
-		.relax_level = 2,
-		.relax_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
-		.isolation = ISOLATION_KEEP,
+		.value[SETTING_SMT_BUDDY_ASSIST].mode = SMT_BUDDY_KEEP,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].mode = RELAX_LEVEL,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].level = 2,
+		.origin[SETTING_RELAX_DOMAIN_LEVEL] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
+		.value[SETTING_ISOLATED_CPUS].mode = ISOLATION_KEEP,
 	};
 	KernelCaps k;
 	PlanInput in;
@@ -839,10 +897,10 @@ static void test_links_out(const char *target_kind)
 		_cleanup_(topology_freep) Topology *t = NULL;
 		_cleanup_(plan_freep) Plan *pb = NULL;
 		ProfileSettings s = {
-			.smt_buddy_assist = SMT_BUDDY_KEEP,
-			.relax_mode = RELAX_LEVEL,
-			.relax_level = 2,
-			.isolation = ISOLATION_KEEP,
+			.value[SETTING_SMT_BUDDY_ASSIST].mode = SMT_BUDDY_KEEP,
+			.value[SETTING_RELAX_DOMAIN_LEVEL].mode = RELAX_LEVEL,
+			.value[SETTING_RELAX_DOMAIN_LEVEL].level = 2,
+			.value[SETTING_ISOLATED_CPUS].mode = ISOLATION_KEEP,
 		};
 		KernelCaps k;
 		PlanInput in;
@@ -907,6 +965,7 @@ int main(void)
 {
 	test_escape();
 	test_apply_verify_revert();
+	test_numa_balancing();
 	test_faults();
 	test_rollback_keeps_record();
 	test_no_isolated_file();

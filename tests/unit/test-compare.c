@@ -87,11 +87,11 @@ static void test_flags_parse(void)
 {
 	unsigned f;
 
-	check(sd_flags_parse("SD_BALANCE_NEWIDLE SD_NUMA", &f) == 0);
+	check(domain_flags_parse("SD_BALANCE_NEWIDLE SD_NUMA", &f) == 0);
 	check_int(f, SD_BALANCE_NEWIDLE | SD_NUMA);
-	check(sd_flags_parse("", &f) == 0);
+	check(domain_flags_parse("", &f) == 0);
 	check_int(f, 0);
-	check(sd_flags_parse("SD_FROBNICATE", &f) == -EBADMSG);
+	check(domain_flags_parse("SD_FROBNICATE", &f) == -EBADMSG);
 }
 
 int main(void)

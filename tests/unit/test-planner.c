@@ -83,15 +83,14 @@ static void make_caps(int kind, KernelCaps *k)
 	case K_LOCKDOWN_DEBUGFS:
 		/* A kernel with only the debugfs feature flag, booted with Secure Boot. */
 		kernel_caps_stock(k);
-		k->smt_buddy_debugfs = true;
-		k->smt_buddy_current = 0;
+		kernel_caps_set(k, "smt_buddy_debugfs", true, 0);
 		k->lockdown = true;
 		snprintf(k->lockdown_mode, sizeof(k->lockdown_mode), "integrity");
 		break;
 	case K_CGROUP_V1:
 		kernel_caps_stock(k);
 		k->cgroup_v2 = k->cgroup_v2_cpuset = k->cpuset_partitions = false;
-		k->relax_cgroup_v1 = true;
+		kernel_caps_set(k, "relax_cgroup_v1", true, -1);
 		break;
 	}
 }
@@ -102,15 +101,15 @@ static void run_case(const Case *c)
 	_cleanup_(plan_freep) Plan *p = NULL;
 	_cleanup_free_ char *text = NULL;
 	ProfileSettings s = {
-		.smt_buddy_assist = c->smt,
-		.smt_buddy_assist_origin = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 4 },
-		.relax_mode = c->relax,
-		.relax_level = c->relax_level,
-		.relax_origin = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 5 },
-		.isolation = c->iso,
-		.isolated_per_group = c->per_group,
-		.isolation_origin = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 7 },
-		.housekeeping_smt = HOUSEKEEPING_WHOLE_CORES,
+		.value[SETTING_SMT_BUDDY_ASSIST].mode = c->smt,
+		.origin[SETTING_SMT_BUDDY_ASSIST] = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 4 },
+		.value[SETTING_RELAX_DOMAIN_LEVEL].mode = c->relax,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].level = c->relax_level,
+		.origin[SETTING_RELAX_DOMAIN_LEVEL] = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 5 },
+		.value[SETTING_ISOLATED_CPUS].mode = c->iso,
+		.value[SETTING_ISOLATED_CPUS].per_group = c->per_group,
+		.origin[SETTING_ISOLATED_CPUS] = { .file = (char *)"/etc/topotune/profiles/test.ini", .line = 7 },
+		.value[SETTING_HOUSEKEEPING_SMT].mode = HOUSEKEEPING_WHOLE_CORES,
 	};
 	KernelCaps k;
 	PlanInput in;
@@ -118,7 +117,7 @@ static void run_case(const Case *c)
 
 	check_ctx(c->name, topo_build(c->topo, &t) == 0);
 	if (c->iso_list)
-		check_ctx(c->name, cpuset_parse_list(c->iso_list, &s.isolated_cpus, NULL) == 0);
+		check_ctx(c->name, cpuset_parse_list(c->iso_list, &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
 	make_caps(c->kernel, &k);
 	in = (PlanInput) { c->id, t, &k, &s, c->name };
 	r = plan_compute(&in, &p);
@@ -130,7 +129,7 @@ static void run_case(const Case *c)
 		else
 			check_str(text, c->want);
 	}
-	cpuset_done(&s.isolated_cpus);
+	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
 	kernel_caps_done(&k);
 }
 
@@ -212,6 +211,60 @@ static void test_distance_averaging(void)
 	kernel_caps_done(&patched);
 }
 
+/* numa_balancing: one step through sysctl kernel.numa_balancing, as each kernel allows. */
+static void test_numa_balancing(void)
+{
+	static const struct {
+		const char *release;      /* NULL: no numa_balancing sysctl */
+		int current;
+		NumaBalancingMode want;
+		const char *step;
+	} numa_cases[] = {
+		{ "6.1.0", 1, NUMA_BALANCING_KEEP,
+		  "keep on -> on | numa_balancing = keep: left as the kernel has it" },
+		{ "6.1.0", 1, NUMA_BALANCING_OFF, "set on -> off via sysctl kernel.numa_balancing | wanted off" },
+		{ "6.1.0", 0, NUMA_BALANCING_OFF, "in-sync off -> off via sysctl kernel.numa_balancing | already off" },
+		{ "6.1.0", 1, NUMA_BALANCING_TIERING,
+		  "set on -> memory-tiering via sysctl kernel.numa_balancing | wanted memory-tiering" },
+		{ "6.1.0", 0, NUMA_BALANCING_ON_TIERING,
+		  "set off -> on+memory-tiering via sysctl kernel.numa_balancing | wanted on+memory-tiering" },
+		{ "5.15.0", 1, NUMA_BALANCING_TIERING,
+		  "unsupported on -> memory-tiering | kernel 5.15.0 takes only off and on: memory tiering needs 5.18 or later" },
+		{ "5.15.0", 0, NUMA_BALANCING_ON, "set off -> on via sysctl kernel.numa_balancing | wanted on" },
+		{ NULL, 0, NUMA_BALANCING_ON,
+		  "unsupported absent -> on | kernel lacks NUMA balancing (no /proc/sys/kernel/numa_balancing: CONFIG_NUMA_BALANCING)" },
+		{ NULL, 0, NUMA_BALANCING_OFF, "in-sync absent -> off | kernel lacks NUMA balancing, which is as good as off" },
+	};
+	_cleanup_(topology_freep) Topology *t = NULL;
+
+	check(topo_build(&vm_2cpu, &t) == 0);
+	for (size_t i = 0; i < ELEMENTSOF(numa_cases); i++) {
+		_cleanup_(plan_freep) Plan *p = NULL;
+		_cleanup_free_ char *got = NULL;
+		ProfileSettings s = {
+			.value[SETTING_NUMA_BALANCING].mode = numa_cases[i].want,
+			.origin[SETTING_NUMA_BALANCING] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
+		};
+		const PlanStep *st;
+		KernelCaps k;
+		PlanInput in;
+
+		kernel_caps_stock(&k);
+		snprintf(k.release, sizeof(k.release), "%s", numa_cases[i].release ?: "6.1.0");
+		kernel_caps_set(&k, "numa_balancing_sysctl", numa_cases[i].release, numa_cases[i].current);
+		in = (PlanInput) { &intel_vm, t, &k, &s, "t" };
+		check(plan_compute(&in, &p) == 0);
+		if (p) {
+			st = &p->steps[SETTING_NUMA_BALANCING];
+			got = strprintf("%s %s -> %s%s%s | %s", step_action_to_string(st->action), st->from, st->to,
+					st->control ? " via " : "", st->control ? st->control->name : "", st->why);
+			check_str(got, numa_cases[i].step);
+			check_str(st->origin.file, "/etc/topotune/profiles/t.ini");
+		}
+		kernel_caps_done(&k);
+	}
+}
+
 int main(void)
 {
 	init_slits();
@@ -220,5 +273,6 @@ int main(void)
 	test_invariants();
 	test_auto_isolation();
 	test_distance_averaging();
+	test_numa_balancing();
 	return test_end("test-planner");
 }

@@ -376,6 +376,10 @@ static const struct {
 	  T ":2: invalid value '2 levels' for relax_domain_level: expected -1..15, auto or keep" },
 	{ "[isolation]\nhousekeeping_smt = cores\n",
 	  T ":2: invalid value 'cores' for housekeeping_smt: expected whole-cores or any" },
+	{ "[scheduler]\nnuma_balancing = 2\n",
+	  T ":2: invalid value '2' for numa_balancing: expected keep, off, on, memory-tiering or on+memory-tiering" },
+	{ "[isolation]\nnuma_balancing = on\n",
+	  T ":2: unknown key 'numa_balancing' in [isolation]" },
 	{ "[isolation]\nisolated_cpus = 3-1\n",
 	  T ":2: invalid CPU list '3-1' for isolated_cpus: bad text at '3-1'" },
 	{ "[isolation]\nisolated_cpus = 1,,2\n",
@@ -448,7 +452,27 @@ static void test_long_comment_is_fine(void)
 	check_int(profile_parse_string("# " LONG50 LONG50 LONG50 LONG50 "\n"
 				       "[scheduler]\nsmt_buddy_assist = on   # " LONG50 LONG50 LONG50 LONG50 "\n",
 				       "/t.ini", &p, &err), 0);
-	check(p && p->settings.smt_buddy_assist == SMT_BUDDY_ON);
+	check(p && p->settings.value[SETTING_SMT_BUDDY_ASSIST].mode == SMT_BUDDY_ON);
+}
+
+static void test_numa_balancing(void)
+{
+	static const char *const values[] = { "keep", "off", "on", "memory-tiering", "on+memory-tiering" };
+
+	for (size_t i = 0; i < ELEMENTSOF(values); i++) {
+		_cleanup_(profile_freep) Profile *p = NULL;
+		_cleanup_free_ char *err = NULL, *text = NULL, *v = NULL, *o = NULL;
+
+		text = strprintf("[profile]\ndescription = t\n[scheduler]\nnuma_balancing = %s\n", values[i]);
+		check_int(profile_parse_string(text, "/t.ini", &p, &err), 0);
+		if (!p)
+			continue;
+		check_int(p->settings.value[SETTING_NUMA_BALANCING].mode, (int)i);
+		check_int(profile_settings_format_value(&p->settings, "numa_balancing", &v), 0);
+		check_str(v, values[i]);
+		o = origin_to_string(profile_settings_origin(&p->settings, "numa_balancing"));
+		check_str(o, "/t.ini:4");
+	}
 }
 
 /* ---- profile_load on fixture trees --------------------------------------- */
@@ -1038,7 +1062,7 @@ static void test_precedence(void)
 
 		check_int(settings_resolve(rules, n, &hygon_7447v_nps3, NULL, NULL, &s), 0);
 		hardware_rules_free(rules, n);
-		o = origin_to_string(&s.smt_buddy_assist_origin);
+		o = origin_to_string(&s.origin[SETTING_SMT_BUDDY_ASSIST]);
 		check_str(o, HW_USR "50-hygon.ini:12");
 	}
 }
@@ -1096,12 +1120,12 @@ static void test_overlay_keeps_base_on_unset(void)
 
 	profile_settings_init(&base);
 	profile_settings_init(&over);
-	check_int(cpuset_add_range(&base.isolated_cpus, 0, 3), 0);
-	base.isolation = ISOLATION_LIST;
-	check_int(origin_copy(&base.isolation_origin, &(Origin) { (char *)"/a.ini", 1 }), 0);
-	over.isolation = ISOLATION_NONE;   /* no origin: not set, must not apply */
-	over.smt_buddy_assist = SMT_BUDDY_OFF;
-	check_int(origin_copy(&over.smt_buddy_assist_origin, &(Origin) { (char *)"/b.ini", 2 }), 0);
+	check_int(cpuset_add_range(&base.value[SETTING_ISOLATED_CPUS].cpus, 0, 3), 0);
+	base.value[SETTING_ISOLATED_CPUS].mode = ISOLATION_LIST;
+	check_int(origin_copy(&base.origin[SETTING_ISOLATED_CPUS], &(Origin) { (char *)"/a.ini", 1 }), 0);
+	over.value[SETTING_ISOLATED_CPUS].mode = ISOLATION_NONE;   /* no origin: not set, must not apply */
+	over.value[SETTING_SMT_BUDDY_ASSIST].mode = SMT_BUDDY_OFF;
+	check_int(origin_copy(&over.origin[SETTING_SMT_BUDDY_ASSIST], &(Origin) { (char *)"/b.ini", 2 }), 0);
 
 	check_int(profile_settings_overlay(&base, &over), 0);
 	check_int(profile_settings_copy(&base, &copy), 0);
@@ -1188,8 +1212,8 @@ static void test_shipped_conf(void)
 		check_int(profile_select(config, rules, n_rules, &hygon_7447v_nps3, &name, &origin), 0);
 		check_int(profile_load(fd, name ?: "balanced", &p, &err), 0);
 		check_int(settings_resolve(rules, n_rules, &hygon_7447v_nps3, p, config, &s), 0);
-		check_int(s.smt_buddy_assist, SMT_BUDDY_ON);
-		o = origin_to_string(&s.smt_buddy_assist_origin);
+		check_int(s.value[SETTING_SMT_BUDDY_ASSIST].mode, SMT_BUDDY_ON);
+		o = origin_to_string(&s.origin[SETTING_SMT_BUDDY_ASSIST]);
 		check_ctx(o, o && (startswith(o, HW_USR "50-hygon-c86-7.ini:") ||
 				   startswith(o, "/usr/lib/topotune/profiles/")));
 	}
@@ -1210,6 +1234,7 @@ int main(int argc, char *argv[])
 	test_parse_good();
 	test_parse_bad();
 	test_long_comment_is_fine();
+	test_numa_balancing();
 	test_load_good();
 	test_load_bad();
 	test_include_depth();

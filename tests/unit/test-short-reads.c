@@ -205,9 +205,11 @@ static char *read_kernel(int root)
 	strbuf_appendf(&b, "kernel_probe: %d\n", r);
 	if (r < 0)
 		return done(&b);
-	strbuf_appendf(&b, "release %s smt %d %d cur %d relax %d %d cur %d boot %d\n", k.release, k.smt_buddy_sysctl,
-		       k.smt_buddy_debugfs, k.smt_buddy_current, k.relax_sysctl, k.relax_cgroup_v1, k.relax_current,
-		       k.relax_boot);
+	strbuf_appendf(&b, "release %s smt %d %d cur %d relax %d %d cur %d boot %d\n", k.release,
+		       kernel_caps_has(&k, "smt_buddy_sysctl"), kernel_caps_has(&k, "smt_buddy_debugfs"),
+		       kernel_caps_current(&k, "smt_buddy_assist", -1), kernel_caps_has(&k, "relax_sysctl"),
+		       kernel_caps_has(&k, "relax_cgroup_v1"), kernel_caps_current(&k, "relax_domain_level", -1),
+		       kernel_caps_value(&k, "relax_cmdline", -1));
 	strbuf_appendf(&b, "cgroup %d %d %d known %d debugfs %d lockdown %d %s avg %d %d schedstat %d\n", k.cgroup_v2,
 		       k.cgroup_v2_cpuset, k.cpuset_partitions, k.isolated_known, k.debugfs_sched, k.lockdown,
 		       k.lockdown_mode, k.numa_averaging_intel, k.numa_averaging_hygon, k.schedstat_version);
@@ -522,24 +524,24 @@ static Plan *make_plan(void)
 {
 	_cleanup_(topology_freep) Topology *t = NULL;
 	ProfileSettings s = {
-		.smt_buddy_assist = SMT_BUDDY_ON,
-		.smt_buddy_assist_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
-		.relax_mode = RELAX_LEVEL,
-		.relax_level = 2,
-		.relax_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
-		.isolation = ISOLATION_LIST,
-		.isolation_origin = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
+		.value[SETTING_SMT_BUDDY_ASSIST].mode = SMT_BUDDY_ON,
+		.origin[SETTING_SMT_BUDDY_ASSIST] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 3 },
+		.value[SETTING_RELAX_DOMAIN_LEVEL].mode = RELAX_LEVEL,
+		.value[SETTING_RELAX_DOMAIN_LEVEL].level = 2,
+		.origin[SETTING_RELAX_DOMAIN_LEVEL] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 4 },
+		.value[SETTING_ISOLATED_CPUS].mode = ISOLATION_LIST,
+		.origin[SETTING_ISOLATED_CPUS] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
 	};
 	KernelCaps k;
 	PlanInput in;
 	Plan *p = NULL;
 
 	check(topo_build(&small, &t) == 0);
-	check(cpuset_parse_list("3,7", &s.isolated_cpus, NULL) == 0);
+	check(cpuset_parse_list("3,7", &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
 	kernel_caps_patched(&k);
 	in = (PlanInput) { &intel, t, &k, &s, "t" };
 	check(plan_compute(&in, &p) == 0);
-	cpuset_done(&s.isolated_cpus);
+	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
 	kernel_caps_done(&k);
 	return p;
 }

@@ -65,6 +65,16 @@ int main(void)
 	check(safe_atoi("-1", &i) == 0 && i == -1);
 	check(safe_atoi("99999999999", &i) == -ERANGE);
 
+	{
+		_cleanup_free_ char *t = NULL;
+
+		/* strprintf_to() replaces what the pointer held, like strdup_to(). */
+		check_int(strprintf_to(&t, "%s=%d", "level", 2), 0);
+		check_str(t, "level=2");
+		check_int(strprintf_to(&t, "-%s", t), 0);
+		check_str(t, "-level=2");
+	}
+
 	check(strv_split("  a b\tc \n", WHITESPACE, &l) == 0);
 	check_int(strv_length(l), 3);
 	check_str(l[2], "c");

@@ -275,7 +275,7 @@ static void test_empty_root(void)
 	check(cpuid_identify_sysroot(fd, &id) == -ENODATA);
 	/* The probe still answers: everything missing, each with a reason. */
 	check(kernel_probe(fd, &k) == 0);
-	check(!k.smt_buddy_sysctl && !k.relax_sysctl && !k.cgroup_v2);
+	check(!kernel_caps_has(&k, "smt_buddy_sysctl") && !kernel_caps_has(&k, "relax_sysctl") && !k.cgroup_v2);
 	check_int(strv_length(k.notes), 3);
 	kernel_caps_done(&k);
 }
@@ -287,16 +287,18 @@ static void test_kernel_probe(void)
 	KernelCaps k;
 
 	check(kernel_probe(fd, &k) == 0);
-	check(k.smt_buddy_sysctl && k.smt_buddy_debugfs && k.relax_sysctl);
-	check_int(k.smt_buddy_current, 0);
-	check_int(k.relax_current, -1);
+	check(kernel_caps_has(&k, "smt_buddy_sysctl") && kernel_caps_has(&k, "smt_buddy_debugfs") &&
+	      kernel_caps_has(&k, "relax_sysctl"));
+	check_int(kernel_caps_current(&k, "smt_buddy_assist", -1), 0);
+	check_int(kernel_caps_current(&k, "relax_domain_level", -1), -1);
 	check(k.cgroup_v2_cpuset && k.cpuset_partitions && k.isolated_known);
 	check(k.numa_averaging_hygon && k.numa_averaging_intel);
 	check(!k.lockdown);
 	kernel_caps_done(&k);
 
 	check(kernel_probe(fs, &k) == 0);
-	check(!k.smt_buddy_sysctl && !k.smt_buddy_debugfs && !k.relax_sysctl && !k.relax_cgroup_v1);
+	check(!kernel_caps_has(&k, "smt_buddy_sysctl") && !kernel_caps_has(&k, "smt_buddy_debugfs") &&
+	      !kernel_caps_has(&k, "relax_sysctl") && !kernel_caps_has(&k, "relax_cgroup_v1"));
 	check(!k.numa_averaging_hygon);
 	check_int(strv_length(k.notes), 2);
 	kernel_caps_done(&k);
@@ -304,8 +306,67 @@ static void test_kernel_probe(void)
 	check(kernel_probe(fl, &k) == 0);
 	check(k.lockdown);
 	check_str(k.lockdown_mode, "confidentiality");
-	check_int(k.relax_boot, 2);
-	check_int(k.relax_current, 2);
+	check_int(kernel_caps_value(&k, "relax_cmdline", -1), 2);
+	check_int(kernel_caps_current(&k, "relax_domain_level", -1), 2);
+	kernel_caps_done(&k);
+}
+
+/* Every row of the control table: what it writes reads back as the same value, in the same words. */
+static void test_control_table(void)
+{
+	size_t n_caps = 0, n_files = 0;
+	const char *name;
+	KernelCaps k;
+	bool v;
+
+	for (size_t i = 0; i < kernel_control_count(); i++) {
+		const KernelControl *c = kernel_control_at(i);
+
+		check_ctx(c->id, kernel_control_get(c->id) == c);
+		check_ctx(c->id, c->setting && c->name && c->path);
+		if (c->kind != CONTROL_VALUE && c->kind != CONTROL_FEATURE)
+			continue;
+		n_files++;
+		for (int value = c->boolean ? 0 : -1; value <= (c->boolean ? 1 : 3); value++) {
+			_cleanup_free_ char *bytes = NULL, *text = NULL, *read = NULL;
+			int back = 99;
+
+			check_ctx(c->id, kernel_control_encode(c, value, &bytes) == 0);
+			check_ctx(c->id, kernel_control_decode(c, bytes, &back) == 0 && back == value);
+			check_ctx(c->id, kernel_control_format(c, value, &text) == 0);
+			check_ctx(c->id, kernel_control_parse(c, text, &back) == 0 && back == value);
+			check_ctx(c->id, kernel_control_read_text(c, bytes, &read) == 0);
+			check_str(read, text);
+		}
+	}
+	check(!kernel_control_get("no_such_control"));
+
+	/* A feature file without the token: the control is absent, and says so. */
+	{
+		_cleanup_free_ char *read = NULL;
+		int back;
+
+		check(kernel_control_decode(kernel_control_get("smt_buddy_debugfs"), "PLACE_LAG TTWU_QUEUE\n", &back) ==
+		      -ENOENT);
+		check(kernel_control_read_text(kernel_control_get("smt_buddy_debugfs"), "PLACE_LAG\n", &read) == 0);
+		check_str(read, "absent");
+	}
+
+	/* KernelCapabilities: each control with a file, then the other facts, each name once. */
+	kernel_caps_patched(&k);
+	while ((name = kernel_caps_entry(&k, n_caps, &v))) {
+		for (size_t j = 0; j < n_caps; j++) {
+			bool w;
+
+			check_ctx(name, !streq(kernel_caps_entry(&k, j, &w), name));
+		}
+		n_caps++;
+	}
+	check_int(n_caps, n_files + 8);
+	check(kernel_caps_entry(&k, 0, &v) && v);
+	/* The memory-tiering modes of numa_balancing need 5.18. */
+	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "5.15.0-91-generic"), 1);
+	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "6.1.0-13-amd64"), 3);
 	kernel_caps_done(&k);
 }
 
@@ -325,5 +386,6 @@ int main(int argc, char *argv[])
 	test_damage();
 	test_empty_root();
 	test_kernel_probe();
+	test_control_table();
 	return test_end("test-topology");
 }

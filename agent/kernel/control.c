@@ -1,0 +1,261 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The control table: per kernel control its path, kind of write and value
+ * encoding, in one place for the probe, the applier and its read-back.
+ * Pure; depends on basic only.
+ */
+#include <assert.h>
+#include <limits.h>
+
+#include "control.h"
+#include "strutil.h"
+
+static const char *const off_on[] = { "off", "on", NULL };
+
+/* kernel.numa_balancing's bits: 1 NUMA_BALANCING_NORMAL, 2 NUMA_BALANCING_MEMORY_TIERING. */
+static const char *const numa_balancing_values[] = { "off", "on", "memory-tiering", "on+memory-tiering", NULL };
+
+/* Memory tiering (2, and 1|2) came with 5.18; before, the sysctl took 0 or 1. */
+static int numa_balancing_max(const char *release)
+{
+	unsigned major = 0, minor = 0;
+
+	if (sscanf(release, "%u.%u", &major, &minor) < 2)
+		return 3;
+	return major * 1000 + minor >= 5018 ? 3 : 1;
+}
+
+static const KernelControl control_table[] = {
+	{
+		.id = "smt_buddy_sysctl",
+		.setting = "smt_buddy_assist",
+		.name = "sysctl kernel.sched_smt_buddy_assist",
+		.kind = CONTROL_VALUE,
+		.path = "proc/sys/kernel/sched_smt_buddy_assist",
+		.values = off_on,
+		.boolean = true,
+		.patched = true,
+	},
+	{
+		.id = "smt_buddy_debugfs",
+		.setting = "smt_buddy_assist",
+		.name = "debugfs sched/features",
+		.kind = CONTROL_FEATURE,
+		.path = "sys/kernel/debug/sched/features",
+		.token = "SMT_BUDDY_ASSIST",
+		.values = off_on,
+		.boolean = true,
+		.patched = true,
+	},
+	{
+		.id = "relax_sysctl",
+		.setting = "relax_domain_level",
+		.name = "sysctl kernel.sched_relax_domain_level",
+		.kind = CONTROL_VALUE,
+		.path = "proc/sys/kernel/sched_relax_domain_level",
+		.patched = true,
+		.assumed = -1,
+	},
+	{
+		.id = "relax_cgroup_v1",
+		.setting = "relax_domain_level",
+		.name = "cgroup v1 cpuset.sched_relax_domain_level",
+		.kind = CONTROL_VALUE,
+		.path = "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level",
+	},
+	{
+		.id = "relax_cmdline",
+		.setting = "relax_domain_level",
+		.name = "kernel command line",
+		.kind = CONTROL_CMDLINE,
+		.path = "proc/cmdline",
+		.token = "relax_domain_level",
+	},
+	{
+		.id = "cpuset_partition",
+		.setting = "isolated_cpus",
+		.name = "cgroup v2 isolated partition topotune.slice",
+		.kind = CONTROL_PARTITION,
+		.path = "sys/fs/cgroup/cpuset.cpus.isolated",
+		.probed_elsewhere = true,
+		.stock = true,
+		.patched = true,
+	},
+	{
+		.id = "numa_balancing_sysctl",
+		.setting = "numa_balancing",
+		.name = "sysctl kernel.numa_balancing",
+		.kind = CONTROL_VALUE,
+		.path = "proc/sys/kernel/numa_balancing",
+		.values = numa_balancing_values,
+		.max_value = numa_balancing_max,
+		.stock = true,
+		.patched = true,
+		.assumed = 1,
+	},
+};
+
+static_assert(ELEMENTSOF(control_table) <= KERNEL_CONTROLS_MAX, "KERNEL_CONTROLS_MAX too small for the table");
+
+size_t kernel_control_count(void)
+{
+	return ELEMENTSOF(control_table);
+}
+
+const KernelControl *kernel_control_at(size_t i)
+{
+	return i < ELEMENTSOF(control_table) ? &control_table[i] : NULL;
+}
+
+const KernelControl *kernel_control_get(const char *id)
+{
+	for (size_t i = 0; id && i < ELEMENTSOF(control_table); i++)
+		if (streq(control_table[i].id, id))
+			return &control_table[i];
+	return NULL;
+}
+
+size_t kernel_control_index(const KernelControl *c)
+{
+	return (size_t)(c - control_table);
+}
+
+int kernel_control_max(const KernelControl *c, const char *release)
+{
+	return c->max_value ? c->max_value(release) : INT_MAX;
+}
+
+static int cmdline_int(const char *cmdline, const char *key, int *ret)
+{
+	_cleanup_strv_free_ char **words = NULL;
+	size_t kl = strlen(key);
+	int r;
+
+	r = strv_split(cmdline, WHITESPACE, &words);
+	if (r < 0)
+		return r;
+	STRV_FOREACH(w, words)
+		if (strncmp(*w, key, kl) == 0 && (*w)[kl] == '=')
+			return safe_atoi(*w + kl + 1, ret);
+	return -ENOENT;
+}
+
+int kernel_control_decode(const KernelControl *c, const char *content, int *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int v, r;
+
+	switch (c->kind) {
+	case CONTROL_FEATURE: {
+		_cleanup_free_ char *no = strprintf("NO_%s", c->token);
+
+		if (!no)
+			return -ENOMEM;
+		if (string_has_word(content, c->token))
+			v = 1;
+		else if (string_has_word(content, no))
+			v = 0;
+		else
+			return -ENOENT;
+		break;
+	}
+	case CONTROL_CMDLINE:
+		r = cmdline_int(content, c->token, &v);
+		if (r < 0)
+			return r;
+		break;
+	case CONTROL_VALUE:
+		s = strdup(content);
+		if (!s)
+			return -ENOMEM;
+		r = safe_atoi(strip(s), &v);
+		if (r < 0)
+			return r;
+		if (c->boolean)
+			v = !!v;
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	*ret = v;
+	return 0;
+}
+
+int kernel_control_encode(const KernelControl *c, int value, char **ret)
+{
+	char *s;
+
+	switch (c->kind) {
+	case CONTROL_FEATURE:
+		s = value ? strdup(c->token) : strprintf("NO_%s", c->token);
+		break;
+	case CONTROL_VALUE:
+		s = strprintf("%d", value);
+		break;
+	default:
+		return -EOPNOTSUPP;
+	}
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
+
+static size_t n_values(const KernelControl *c)
+{
+	size_t n = 0;
+
+	while (c->values && c->values[n])
+		n++;
+	return n;
+}
+
+int kernel_control_format(const KernelControl *c, int value, char **ret)
+{
+	char *s;
+
+	if (value >= 0 && (size_t)value < n_values(c))
+		s = strdup(c->values[value]);
+	else
+		s = strprintf("%d", value);
+	if (!s)
+		return -ENOMEM;
+	*ret = s;
+	return 0;
+}
+
+int kernel_control_parse(const KernelControl *c, const char *text, int *ret)
+{
+	for (size_t i = 0; i < n_values(c); i++)
+		if (streq(c->values[i], text)) {
+			*ret = (int)i;
+			return 0;
+		}
+	return safe_atoi(text, ret);
+}
+
+int kernel_control_read_text(const KernelControl *c, const char *content, char **ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int v, r;
+
+	r = kernel_control_decode(c, content, &v);
+	if (r >= 0)
+		return kernel_control_format(c, v, ret);
+	if (r == -ENOMEM)
+		return r;
+	if (c->kind == CONTROL_FEATURE)
+		s = strdup("absent");
+	else if (c->boolean)
+		/* Anything but 0 is on, as the kernel's proc_dointvec reads it. */
+		s = strdup(c->values[1]);
+	else {
+		s = strdup(content);
+		if (s)
+			strip(s);
+	}
+	if (!s)
+		return -ENOMEM;
+	*ret = TAKE_PTR(s);
+	return 0;
+}

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The settings table: per setting its ini section and key, default, parse
+ * and format functions and man page, the way timesyncd's gperf file maps
+ * Section.Key to a parser. Pure apart from allocation; depends on basic.
+ */
+#include <ctype.h>
+
+#include "setting.h"
+#include "strutil.h"
+
+static const char *const smt_buddy_mode_table[_SMT_BUDDY_MAX] = {
+	[SMT_BUDDY_KEEP] = "keep",
+	[SMT_BUDDY_OFF] = "off",
+	[SMT_BUDDY_ON] = "on",
+};
+DEFINE_STRING_TABLE_LOOKUP(smt_buddy_mode, SmtBuddyMode);
+
+static const char *const relax_mode_table[_RELAX_MAX] = {
+	[RELAX_KEEP] = "keep",
+	[RELAX_AUTO] = "auto",
+	[RELAX_LEVEL] = "level",
+};
+DEFINE_STRING_TABLE_LOOKUP(relax_mode, RelaxMode);
+
+static const char *const isolation_mode_table[_ISOLATION_MAX] = {
+	[ISOLATION_KEEP] = "keep",
+	[ISOLATION_NONE] = "none",
+	[ISOLATION_LIST] = "list",
+	[ISOLATION_PER_LLC] = "per-llc",
+	[ISOLATION_PER_NODE] = "per-node",
+};
+DEFINE_STRING_TABLE_LOOKUP(isolation_mode, IsolationMode);
+
+static const char *const housekeeping_smt_table[_HOUSEKEEPING_MAX] = {
+	[HOUSEKEEPING_WHOLE_CORES] = "whole-cores",
+	[HOUSEKEEPING_ANY] = "any",
+};
+DEFINE_STRING_TABLE_LOOKUP(housekeeping_smt, HousekeepingSmt);
+
+static const char *const numa_balancing_mode_table[_NUMA_BALANCING_MAX] = {
+	[NUMA_BALANCING_KEEP] = "keep",
+	[NUMA_BALANCING_OFF] = "off",
+	[NUMA_BALANCING_ON] = "on",
+	[NUMA_BALANCING_TIERING] = "memory-tiering",
+	[NUMA_BALANCING_ON_TIERING] = "on+memory-tiering",
+};
+
+/* The kernel rejects relax levels above its number of domain levels; 15 is ample. */
+#define RELAX_LEVEL_MAX 15
+
+_printf_(3, 4) static int invalid(char **ret_error, int error, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ret_error) {
+		va_start(ap, fmt);
+		(void)vstrprintf_to(ret_error, fmt, ap);
+		va_end(ap);
+	}
+	return error;
+}
+
+int setting_parse_name(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
+{
+	for (size_t i = 0; i < s->n_names; i++)
+		if (s->names[i] && streq(s->names[i], text)) {
+			*ret = (SettingValue) { .mode = (int)i };
+			return 0;
+		}
+	return invalid(ret_error, -EINVAL, "invalid value '%s' for %s: expected %s", text, s->key, s->expected);
+}
+
+int setting_format_name(const Setting *s, const SettingValue *v, char **ret)
+{
+	return strdup_to(ret, v->mode >= 0 && (size_t)v->mode < s->n_names ? strna(s->names[v->mode]) : "n/a");
+}
+
+static int parse_relax(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
+{
+	int level = -1;
+	RelaxMode m;
+
+	if (streq(text, "auto") || streq(text, "keep"))
+		m = relax_mode_from_string(text);
+	else if (safe_atoi(text, &level) >= 0 && level >= -1 && level <= RELAX_LEVEL_MAX)
+		m = RELAX_LEVEL;
+	else
+		return invalid(ret_error, -EINVAL, "invalid value '%s' for %s: expected -1..%d, auto or keep", text,
+			       s->key, RELAX_LEVEL_MAX);
+	*ret = (SettingValue) { .mode = m, .level = m == RELAX_LEVEL ? level : -1 };
+	return 0;
+}
+
+static int format_relax(const Setting *s, const SettingValue *v, char **ret)
+{
+	char *t = v->mode == RELAX_LEVEL ? strprintf("%d", v->level) : strdup(strna(relax_mode_to_string(v->mode)));
+
+	if (!t)
+		return -ENOMEM;
+	free(*ret);
+	*ret = t;
+	return 0;
+}
+
+/* "auto:<n>-per-llc" / "auto:<n>-per-node"; 0 if @value has another form. */
+static int parse_isolation_auto(const char *value, IsolationMode *ret_mode, unsigned *ret_n)
+{
+	_cleanup_free_ char *num = NULL;
+	const char *p, *dash;
+	IsolationMode mode;
+	unsigned n;
+
+	p = startswith(value, "auto:");
+	if (!p)
+		return 0;
+	dash = strchr(p, '-');
+	if (!dash)
+		return -EINVAL;
+	if (streq(dash, "-per-llc"))
+		mode = ISOLATION_PER_LLC;
+	else if (streq(dash, "-per-node"))
+		mode = ISOLATION_PER_NODE;
+	else
+		return -EINVAL;
+	num = strndup(p, (size_t)(dash - p));
+	if (!num)
+		return -ENOMEM;
+	if (safe_atou_base(num, 10, &n) < 0 || n < 1 || n > CPUSET_MAX_CPUS)
+		return -EINVAL;
+
+	*ret_mode = mode;
+	*ret_n = n;
+	return 1;
+}
+
+static int parse_isolated_cpus(const Setting *s, const char *value, SettingValue *ret, char **ret_error)
+{
+	IsolationMode mode;
+	unsigned n = 0;
+	CpuSet set = {};
+	const char *bad = NULL;
+	int r;
+
+	if (streq(value, "none") || streq(value, "keep"))
+		mode = isolation_mode_from_string(value);
+	else if (startswith(value, "auto:")) {
+		r = parse_isolation_auto(value, &mode, &n);
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			return invalid(ret_error, -EINVAL,
+				       "invalid value '%s' for %s: expected auto:<n>-per-llc or auto:<n>-per-node with n >= 1",
+				       value, s->key);
+	} else if (isdigit((unsigned char)value[0])) {
+		r = cpuset_parse_list(value, &set, &bad);
+		if (r == -ERANGE)
+			return invalid(ret_error, -EINVAL,
+				       "invalid CPU list '%s' for %s: CPU number out of range (max %u) at '%s'",
+				       value, s->key, CPUSET_MAX_CPUS - 1, strempty(bad));
+		if (r == -ENOMEM)
+			return r;
+		if (r < 0)
+			return invalid(ret_error, -EINVAL, "invalid CPU list '%s' for %s: bad text at '%s'",
+				       value, s->key, strempty(bad));
+		mode = ISOLATION_LIST;
+	} else
+		return invalid(ret_error, -EINVAL,
+			       "invalid value '%s' for %s: expected none, keep, a CPU list, auto:<n>-per-llc or auto:<n>-per-node",
+			       value, s->key);
+
+	*ret = (SettingValue) { .mode = mode, .per_group = n, .cpus = set };
+	return 0;
+}
+
+static int format_isolated_cpus(const Setting *s, const SettingValue *v, char **ret)
+{
+	char *t = NULL;
+	int r;
+
+	switch (v->mode) {
+	case ISOLATION_LIST:
+		r = cpuset_format_list(&v->cpus, &t);
+		if (r < 0)
+			return r;
+		break;
+	case ISOLATION_PER_LLC:
+		t = strprintf("auto:%u-per-llc", v->per_group);
+		break;
+	case ISOLATION_PER_NODE:
+		t = strprintf("auto:%u-per-node", v->per_group);
+		break;
+	default:
+		t = strdup(strna(isolation_mode_to_string(v->mode)));
+	}
+	if (!t)
+		return -ENOMEM;
+	free(*ret);
+	*ret = t;
+	return 0;
+}
+
+static const Setting setting_table[_SETTING_MAX] = {
+	[SETTING_SMT_BUDDY_ASSIST] = {
+		.section = "scheduler",
+		.key = "smt_buddy_assist",
+		.man = "topotune.profile(5)",
+		.default_value = { .mode = SMT_BUDDY_KEEP },
+		.parse = setting_parse_name,
+		.format = setting_format_name,
+		.names = smt_buddy_mode_table,
+		.n_names = _SMT_BUDDY_MAX,
+		.expected = "on, off or keep",
+	},
+	[SETTING_RELAX_DOMAIN_LEVEL] = {
+		.section = "scheduler",
+		.key = "relax_domain_level",
+		.man = "topotune.profile(5)",
+		.default_value = { .mode = RELAX_KEEP, .level = -1 },
+		.parse = parse_relax,
+		.format = format_relax,
+	},
+	[SETTING_ISOLATED_CPUS] = {
+		.section = "isolation",
+		.key = "isolated_cpus",
+		.man = "topotune.profile(5)",
+		.default_value = { .mode = ISOLATION_NONE },
+		.parse = parse_isolated_cpus,
+		.format = format_isolated_cpus,
+	},
+	[SETTING_HOUSEKEEPING_SMT] = {
+		.section = "isolation",
+		.key = "housekeeping_smt",
+		.man = "topotune.profile(5)",
+		.default_value = { .mode = HOUSEKEEPING_WHOLE_CORES },
+		.parse = setting_parse_name,
+		.format = setting_format_name,
+		.names = housekeeping_smt_table,
+		.n_names = _HOUSEKEEPING_MAX,
+		.expected = "whole-cores or any",
+	},
+	[SETTING_NUMA_BALANCING] = {
+		.section = "scheduler",
+		.key = "numa_balancing",
+		.man = "topotune.profile(5)",
+		.default_value = { .mode = NUMA_BALANCING_KEEP },
+		.parse = setting_parse_name,
+		.format = setting_format_name,
+		.names = numa_balancing_mode_table,
+		.n_names = _NUMA_BALANCING_MAX,
+		.expected = "keep, off, on, memory-tiering or on+memory-tiering",
+	},
+};
+
+const Setting *setting_get(SettingId id)
+{
+	if (id < 0 || id >= _SETTING_MAX)
+		return NULL;
+	return &setting_table[id];
+}
+
+const char *setting_id_to_string(SettingId id)
+{
+	const Setting *s = setting_get(id);
+
+	return s ? s->key : NULL;
+}
+
+SettingId setting_id_from_string(const char *s)
+{
+	if (!s)
+		return _SETTING_INVALID;
+	SETTING_FOREACH(i)
+		if (streq(setting_table[i].key, s))
+			return i;
+	return _SETTING_INVALID;
+}
+
+char *setting_names_text(void)
+{
+	StrBuf b = {};
+	char *ret = NULL;
+
+	SETTING_FOREACH(i)
+		strbuf_appendf(&b, "%s%s", i == 0 ? "" : i + 1 == _SETTING_MAX ? " or " : ", ", setting_table[i].key);
+	if (strbuf_steal(&b, &ret) < 0)
+		return NULL;
+	return ret;
+}
+
+void setting_value_done(SettingValue *v)
+{
+	cpuset_done(&v->cpus);
+	*v = (SettingValue) {};
+}
+
+int setting_value_copy(const SettingValue *v, SettingValue *ret)
+{
+	SettingValue c = *v;
+	int r;
+
+	c.cpus = (CpuSet) {};
+	r = cpuset_copy(&c.cpus, &v->cpus);
+	if (r < 0)
+		return r;
+	*ret = c;
+	return 0;
+}
+
+int setting_format(SettingId id, const SettingValue *v, char **ret)
+{
+	const Setting *s = setting_get(id);
+	char *t = NULL;
+	int r;
+
+	if (!s)
+		return -ENOENT;
+	r = s->format(s, v, &t);
+	if (r < 0)
+		return r;
+	*ret = t;
+	return 0;
+}
