@@ -4,7 +4,9 @@
 #   2. ASan+UBSan build, the same tests
 #   3. packaging: rpm build, the Ansible role, the .deb in a debootstrap
 #      chroot (unless TOPOTUNE_SKIP_PACKAGING=1)
-#   4. the kernel tier in qemu (tests/vm), unless TOPOTUNE_SKIP_VM=1
+#   4. the kernel tier in qemu (tests/vm), then the .deb under a real systemd
+#      in a Debian 12 guest on the stock and the patched kernel
+#      (tests/install/systemd-vm.sh), unless TOPOTUNE_SKIP_VM=1
 # Ends with one line "N passed, M failed" (N counts test programs and tiers).
 # Usage: tools/test.sh
 set -u
@@ -103,6 +105,11 @@ if [ "${TOPOTUNE_SKIP_VM:-0}" = 1 ]; then
 	echo "### kernel tier: skipped (TOPOTUNE_SKIP_VM=1)"
 else
 	run_script "kernel tier (qemu)" "$out/kernel-tier.log" "$top/tests/vm/run-kernel-tier.sh"
+	# The package under a real systemd: Debian 12 in qemu, on its stock kernel and
+	# on the patched one (the kernel tier above fetched the source and its tools).
+	"$top/tools/deps.sh" debootstrap dpkg-dev debhelper git qemu-system-x86 qemu-utils e2fsprogs || exit 2
+	TOPOTUNE_CACHE_DIR=${TOPOTUNE_CACHE_DIR:-/var/cache/topotune} run_script "systemd VM (qemu)" \
+		"$out/systemd-vm.log" "$top/tests/install/systemd-vm.sh" --transcript "$out/systemd-vm-transcript.txt"
 fi
 
 echo "$passed passed, $failed failed"

@@ -5,41 +5,50 @@
 # where the hash covers the source version, the config fragment and (for
 # the patched kind) the series.  Prints the path of the cached bzImage.
 #
-#   build.sh [--base] [--check-each]
+#   build.sh [--base] [--systemd] [--check-each]
+#     --systemd     also merge config/systemd.config: a kernel that boots a
+#                   Debian root with systemd as PID 1 from a virtio disk,
+#                   without modules or initrd (tests/install/systemd-vm.sh);
+#                   built in its own directory, cached as <kind>-systemd-<hash>
 #     --check-each  compile the objects each patch touches after each patch
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kind=patched
 check_each=0
+flavour=""
+fragments=("$KP_DIR/config/topotune-qemu.config")
 for a in "$@"; do
 	case "$a" in
 	--base) kind=base ;;
+	--systemd) flavour=-systemd; fragments+=("$KP_DIR/config/systemd.config") ;;
 	--check-each) check_each=1 ;;
 	*) die "unknown argument $a" ;;
 	esac
 done
 
 ver=$(kernel_version)
+chash=$(config_hash)
+[ -z "$flavour" ] || chash=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
 if [ "$kind" = base ]; then
-	hash=$(printf '%s\n%s\n' "$ver" "$(config_hash)" | sha256sum | cut -c1-16)
+	hash=$(printf '%s\n%s\n' "$ver" "$chash" | sha256sum | cut -c1-16)
 else
-	hash=$(printf '%s\n%s\n' "$(series_hash "$ver")" "$(config_hash)" | sha256sum | cut -c1-16)
+	hash=$(printf '%s\n%s\n' "$(series_hash "$ver")" "$chash" | sha256sum | cut -c1-16)
 fi
-img="$KCACHE/images/$kind-$hash"
-out="$KCACHE/build-$ver-$kind"
+img="$KCACHE/images/$kind$flavour-$hash"
+out="$KCACHE/build-$ver-$kind$flavour"
 
 configure() {
 	local tree=$1
 	mkdir -p "$out"
-	if [ ! -f "$out/.config" ] || ! cmp -s "$out/.fragment" "$KP_DIR/config/topotune-qemu.config"; then
+	if [ ! -f "$out/.config" ] || ! cat "${fragments[@]}" | cmp -s "$out/.fragment" -; then
 		nice make -s -C "$tree" O="$out" ARCH=x86_64 tinyconfig >&2
 		"$tree/scripts/kconfig/merge_config.sh" -m -O "$out" "$out/.config" \
-			"$KP_DIR/config/topotune-qemu.config" >&2
+			"${fragments[@]}" >&2
 		nice make -s -C "$tree" O="$out" ARCH=x86_64 olddefconfig >&2
-		cp "$KP_DIR/config/topotune-qemu.config" "$out/.fragment"
+		cat "${fragments[@]}" >"$out/.fragment"
 		local missing
-		missing=$(grep -E '^CONFIG_[A-Z0-9_]+=y' "$KP_DIR/config/topotune-qemu.config" |
+		missing=$(cat "${fragments[@]}" | grep -E '^CONFIG_[A-Z0-9_]+=y' |
 			while read -r l; do grep -qxF "$l" "$out/.config" || echo "${l%%=*}"; done)
 		[ -z "$missing" ] || log "note: not set in final config: $(echo $missing)"
 	fi

@@ -2,21 +2,32 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 #
 # The .deb under a real systemd: build the package, boot a Debian 12 guest
-# (systemd as PID 1, dbus, polkitd, Debian's stock 6.1 kernel) in qemu TCG on
-# a Granite-Rapids-like SNC-3 topology (2 sockets x 3 cores x 2 threads, 3
-# NUMA nodes per socket), and run an operator's session in it: apt install
-# ./topotune_*.deb (the maintainer scripts enable and start topotuned.service
-# under systemd), systemctl status, topotunectl status/plan/verify, busctl,
-# an unprivileged caller, a profile drop-in and reload, set-profile, the
-# journal records and their catalog entry, revert, apply, restart, stop, an
-# upgrade to a version-bumped package (the daemon is not restarted), apt
-# purge. The host checks the transcript the guest leaves.
+# (systemd as PID 1, dbus, polkitd) in qemu TCG on a Granite-Rapids-like
+# SNC-3 topology (2 sockets x 3 cores x 2 threads, 3 NUMA nodes per socket),
+# twice:
+# - on Debian's stock 6.1 kernel, an operator's whole session: apt install
+#   ./topotune_*.deb (the maintainer scripts enable and start topotuned),
+#   systemctl status, topotunectl status/plan/verify, busctl, an
+#   unprivileged caller, a profile drop-in (hpc) and reload, isolation at work
+#   (a workload started with systemd-run --slice=topotune.slice, the
+#   partition, /proc/schedstat, DomainLayout), the journal records and their
+#   catalog entry, set-profile (throughput: applied without the missing
+#   SMT_BUDDY_ASSIST, State degraded), revert, apply, restart, stop, an
+#   upgrade (the daemon is not restarted), apt purge;
+# - on the patched 7.3 kernel (kernel-patches/, built by build.sh --systemd:
+#   the qemu fragment plus config/systemd.config, no initrd): the GNR rule's
+#   relax_domain_level applied at runtime through its sysctl, throughput's
+#   SMT_BUDDY_ASSIST through kernel.sched_smt_buddy_assist, hpc's isolation
+#   (the kernel's cpuset.cpus.isolated too), layout --compare equal to the
+#   planner's prediction, verify, and a stop that puts every value back.
+# The host checks the transcripts and facts the guests leave.
 #
 # Usage: tests/install/systemd-vm.sh [--transcript FILE]   (as root; needs the
-#        Debian mirror for a cold cache, qemu-system-x86_64, debootstrap)
-#   --transcript FILE        where the guest's transcript goes (default: the
-#                            work directory, which then keeps it and the
-#                            serial console logs)
+#        Debian mirror for a cold cache, qemu-system-x86_64, debootstrap, and
+#        the kernel tier's build tools for the patched kernel)
+#   --transcript FILE        where the stock guest's transcript goes (default:
+#                            the work directory); the patched guest's goes to
+#                            FILE less .txt plus -patched.txt
 #   TOPOTUNE_DEB=FILE        test this .deb instead of building one
 #   TOPOTUNE_WORKTREE=1      build from the working tree, not from HEAD
 #   TOPOTUNE_CACHE_DIR=DIR   cache (/var/cache/topotune): the debootstrap
@@ -24,22 +35,18 @@
 #                            HEAD tree, and the guest's base image, kernel and
 #                            initrd in systemd-vm-SUITE-KEY/, KEY a hash of
 #                            the package list and of the image recipe
+#   TOPOTUNE_KCACHE=DIR      the kernel cache (kernel-patches/scripts)
+#   TOPOTUNE_SYSTEMD_VM_PATCHED=0  leave out the patched kernel's boot
 #   TOPOTUNE_MIRROR=URI      Debian mirror (default: from this machine's apt sources)
 #   TOPOTUNE_KEEP=1          keep the whole work directory
 #   TOPOTUNE_VM_TIMEOUT=S    seconds per boot before qemu is killed (900)
 #
 # Prints PASS/FAIL per check and ends with "N passed, M failed"; exit 0 only
 # when every check passed. Needs no loop mounts: the images are made with
-# mkfs.ext4 -d, read back with debugfs, and the guest writes to a qcow2
-# overlay of the cached base image.
+# mkfs.ext4 -d, read back with debugfs, and the guests write to qcow2
+# overlays of the cached base image.
 #
-# Time on the 2-core build machine (shared with kernel builds, load 8-12):
-# warm (cached base image and package) 5-5.5 min: about 1 min to boot the 12
-# TCG vCPUs, 2 min in apt and dpkg (each runs systemd's daemon-reload and
-# triggers), the rest the session; 1.5 min more when the package is built.
-# Cold: 2.5 min more for the base image, and about 5 min for debootstrap when
-# run.sh has not left the day's tarball (13.5 min in all). Too slow for
-# tools/test.sh (the packaging tier there keeps to a few minutes).
+# Time on the 2-core machine: see README.md ("A session under systemd").
 set -eu
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
@@ -231,8 +238,6 @@ fi
 # 3. the guest's disks: a qcow2 overlay of the base (the base stays
 # untouched) and an ext4 image with the packages and the operator script,
 # where the guest also leaves its transcript.
-qemu-img create -q -f qcow2 -F raw -b "$BASE/root.img" "$WORK/root.qcow2"
-printf 'VERSION=%s\nUPVERSION=%s\n' "$VERSION" "$UPVERSION" >"$IO/env"
 cat >"$IO/guest.sh" <<'GUEST'
 #!/bin/sh
 # The operator's session, in the guest (topotune-operator.service): install,
@@ -265,18 +270,46 @@ controls() {
 	for f in /proc/sys/kernel/sched_smt_buddy_assist /proc/sys/kernel/sched_relax_domain_level \
 		 /sys/kernel/debug/sched/features /sys/fs/cgroup/cgroup.subtree_control \
 		 /sys/fs/cgroup/cpuset.cpus.isolated \
-		 /sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus \
-		 /sys/fs/cgroup/topotune-isolated.slice/cpuset.cpus.partition /etc/default/grub.d; do
+		 /sys/fs/cgroup/topotune.slice/cpuset.cpus \
+		 /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition /etc/default/grub.d; do
 		if [ -e "$f" ]; then echo "$f: $(cat "$f" 2>&1)"; else echo "$f: (absent)"; fi
 	done
-	echo "topotune-isolated.slice: $(systemctl show -P ActiveState topotune-isolated.slice)" \
-		"AllowedCPUs=$(systemctl show -P AllowedCPUs topotune-isolated.slice)"
+	echo "topotune.slice: $(systemctl show -P ActiveState topotune.slice)" \
+		"AllowedCPUs=$(systemctl show -P AllowedCPUs topotune.slice)"
 }
 # Every file outside the volatile and bookkeeping trees.
 snapshot() {
 	find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp \
 		-o -path /mnt/tt -o -path /var/log -o -path /var/cache -o -path /var/lib/apt \
 		-o -path /var/lib/dpkg -o -path /var/tmp \) -prune -o -print | LC_ALL=C sort
+}
+
+# The isolation at work (TAG names the facts): a workload the operator starts
+# in the slice, the CPUs it may use, the partition, what the kernel isolated,
+# the CPUs outside every scheduler domain (/proc/schedstat: a cpu line with
+# no domain lines), and what topotuned's layout says for them.
+isolation() {
+	t=$1
+	x 'systemctl show -p ActiveState -p AllowedCPUs topotune.slice'
+	x 'cat /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition'
+	x 'cat /sys/fs/cgroup/cpuset.cpus.isolated'
+	x "systemd-run --unit=tt-work-$t --slice=topotune.slice -p Type=exec /bin/sleep 600"
+	pid=$(systemctl show -P MainPID "tt-work-$t.service")
+	x "grep Cpus_allowed_list /proc/$pid/status"
+	fact "${t}_iso_prop" "$(prop IsolatedCpus)"
+	fact "${t}_work_cpus" "$(sed -n 's/^Cpus_allowed_list:[[:space:]]*//p' "/proc/$pid/status")"
+	fact "${t}_partition" "$(cat /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition 2>&1)"
+	fact "${t}_kernel_isolated" "$(cat /sys/fs/cgroup/cpuset.cpus.isolated 2>/dev/null || echo absent)"
+	x "awk '/^cpu[0-9]/ { if (c != \"\" && !d) print c; c = \$1; d = 0; next } /^domain/ { d = 1 } END { if (!d) print c }' /proc/schedstat"
+	nodom=$(awk '/^cpu[0-9]/ { if (c != "" && !d) print substr(c, 4); c = $1; d = 0; next }
+		/^domain/ { d = 1 } END { if (c != "" && !d) print substr(c, 4) }' /proc/schedstat | paste -sd, -)
+	fact "${t}_nodomain" "$nodom"
+	first=${nodom%%,*}
+	x "busctl call $BUS GetCpuDomains u ${first:-0}"
+	fact "${t}_cpudomains" "$(busctl call $BUS GetCpuDomains u "${first:-0}" 2>&1)"
+	x 'topotunectl layout --compare'
+	fact "${t}_compare_rc" "$rc"
+	x "systemctl stop tt-work-$t"
 }
 
 session() {
@@ -333,6 +366,9 @@ session() {
 	controls >"$TT/controls-hpc.txt"
 	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-hpc.txt'
 
+	sec "isolation under systemd"
+	isolation hpc
+
 	sec "the journal"
 	x "journalctl --no-pager -o cat MESSAGE_ID=$MSGID"
 	fact records "$(journalctl --no-pager -o cat MESSAGE_ID=$MSGID | grep -c .)"
@@ -343,6 +379,14 @@ session() {
 	sec "set-profile"
 	x 'topotunectl set-profile throughput'
 	fact throughput_rc "$rc"
+	fact throughput_state "$(prop State)"
+	fact throughput_reasons "$(prop StateReasons)"
+	x 'topotunectl status'
+	x 'topotunectl verify'
+	fact throughput_verify_rc "$rc"
+	fact throughput_verify "$(topotunectl verify 2>&1 | grep '^not applied: ' | paste -sd'|' -)"
+	x 'journalctl -u topotuned -p warning --no-pager -o cat'
+	fact warnings "$(journalctl -u topotuned -p warning --no-pager -o cat | grep -c 'Profile throughput applied .*state degraded')"
 	x 'topotunectl set-profile latency'
 	fact setprofile_rc "$rc"
 	x 'topotunectl status'
@@ -411,16 +455,75 @@ session() {
 	fact finished 1
 }
 
-session 2>&1 | tee -a "$TT/transcript.txt"
+# The patched kernel (kernel-patches/, built with config/systemd.config):
+# the series' controls at runtime under the same systemd and package.
+session_patched() {
+	sec "the guest (patched kernel)"
+	x 'uname -r'
+	x 'readlink /proc/1/exe'
+	fact pid1 "$(readlink /proc/1/exe)"
+	x 'ls -l /proc/sys/kernel/sched_smt_buddy_assist /proc/sys/kernel/sched_relax_domain_level'
+	controls >"$TT/controls-orig.txt"
+
+	sec "install"
+	x "apt-get install -y ./topotune_${VERSION}_amd64.deb"
+	fact install_rc "$rc"
+	fact active1 "$(show ActiveState)/$(show SubState)"
+	x 'topotunectl status'
+	fact state1 "$(prop State)"
+	fact reboot1 "$(prop RebootRequired)"
+	fact relax1 "$(cat /proc/sys/kernel/sched_relax_domain_level)"
+	fact relax1_setting "$(topotunectl status | awk '$1 == "relax_domain_level" { print $2 " " $3 " " $4 }')"
+	x 'topotunectl verify'
+	fact verify1_rc "$rc"
+	x 'topotunectl layout --compare'
+	fact compare1_rc "$rc"
+	x 'topotunectl layout | head -n 12'
+
+	sec "hpc by drop-in: isolation under systemd"
+	x 'mkdir -p /etc/topotune/topotune.conf.d'
+	x 'printf "[daemon]\nprofile = hpc\n" >/etc/topotune/topotune.conf.d/50-site.conf'
+	x 'topotunectl reload'
+	fact reload_rc "$rc"
+	x 'topotunectl status'
+	fact profile_reload "$(prop ActiveProfile)"
+	fact hpc_state "$(prop State)"
+	isolation phpc
+	x 'topotunectl verify'
+	fact hpc_verify_rc "$rc"
+	x "journalctl --no-pager -o cat MESSAGE_ID=$MSGID"
+
+	sec "throughput: SMT_BUDDY_ASSIST through kernel.sched_smt_buddy_assist"
+	x 'topotunectl set-profile throughput'
+	fact throughput_rc "$rc"
+	fact throughput_state "$(prop State)"
+	fact smt_throughput "$(cat /proc/sys/kernel/sched_smt_buddy_assist)"
+	x 'cat /proc/sys/kernel/sched_smt_buddy_assist'
+	x 'topotunectl verify'
+	fact throughput_verify_rc "$rc"
+	x 'topotunectl layout --compare'
+	fact throughput_compare_rc "$rc"
+
+	sec "stop"
+	x 'systemctl stop topotuned'
+	fact stop_rc "$rc"
+	controls >"$TT/controls-stop.txt"
+	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-stop.txt && echo "every value as before the install"'
+	fact stop_same "$rc"
+	fact finished 1
+}
+
+if [ "$KERNEL" = patched ]; then
+	session_patched 2>&1 | tee -a "$TT/transcript.txt"
+else
+	session 2>&1 | tee -a "$TT/transcript.txt"
+fi
 sync
 GUEST
 chmod 755 "$IO" "$IO/guest.sh"
-chmod 644 "$IO"/*.deb "$IO/env"
-IO_IMG="$WORK/io.img"
-truncate -s 64M "$IO_IMG"
-mkfs.ext4 -q -F -L tt -d "$IO" "$IO_IMG"
+chmod 644 "$IO"/*.deb
 
-# 4. the boot. 12 vCPUs: 2 sockets x 3 cores x 2 threads, one core per NUMA
+# 4. the boots. 12 vCPUs: 2 sockets x 3 cores x 2 threads, one core per NUMA
 # node, the SNC-3 SLIT the kernel tier uses, and a Granite Rapids identity
 # (family 6 model 0xad): the shipped hardware rule 50-intel-gnr-snc3 matches.
 # (An AMD/Hygon identity would lose SMT here: Debian's 6.1 kernel finds AMD
@@ -445,53 +548,103 @@ for row in $(echo "$SLIT" | tr ' ' ','); do
 	s=$((s + 1))
 done
 
-b0=$(date +%s)
-rc=0
-# shellcheck disable=SC2086
-timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -M pc -m 1536 \
-	-smp 12,sockets=2,cores=3,threads=2 -cpu Icelake-Server,vendor=GenuineIntel,family=6,model=173 $NUMA \
-	-kernel "$BASE/vmlinuz" -initrd "$BASE/initrd.img" \
-	-append "root=/dev/vda rw console=ttyS0 panic=-1" \
-	-drive "file=$WORK/root.qcow2,if=virtio,format=qcow2" \
-	-drive "file=$IO_IMG,if=virtio,format=raw" \
-	-nic none -display none -monitor none -serial "file:$WORK/console.log" -no-reboot \
-	2>"$WORK/qemu.log" || rc=$?
-
-fetch() {	# FILE: copy a file out of the guest's second disk
-	rm -f "$WORK/$1"
-	debugfs -R "dump /$1 $WORK/$1" "$IO_IMG" >/dev/null 2>&1 && [ -f "$WORK/$1" ]
+# One boot of a fresh overlay of the base image with the session for KIND
+# (stock: Debian's kernel and initrd; patched: the series' bzImage, which
+# needs no initrd), its transcript copied to TRANSCRIPT_FILE, its facts to
+# $WORK/KIND/facts.txt.
+boot() {	# KIND TRANSCRIPT_FILE QEMU_KERNEL_ARGS...
+	kind=$1 tfile=$2
+	shift 2
+	d="$WORK/$kind"
+	mkdir -p "$d/io"
+	cp "$IO"/* "$d/io/"
+	printf 'VERSION=%s\nUPVERSION=%s\nKERNEL=%s\n' "$VERSION" "$UPVERSION" "$kind" >"$d/io/env"
+	chmod 755 "$d/io"
+	chmod 644 "$d/io/env"
+	qemu-img create -q -f qcow2 -F raw -b "$BASE/root.img" "$d/root.qcow2"
+	truncate -s 64M "$d/io.img"
+	mkfs.ext4 -q -F -L tt -d "$d/io" "$d/io.img"
+	b0=$(date +%s)
+	rc=0
+	# shellcheck disable=SC2086
+	timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -M pc -m 1536 \
+		-smp 12,sockets=2,cores=3,threads=2 -cpu Icelake-Server,vendor=GenuineIntel,family=6,model=173 $NUMA \
+		"$@" \
+		-drive "file=$d/root.qcow2,if=virtio,format=qcow2" \
+		-drive "file=$d/io.img,if=virtio,format=raw" \
+		-nic none -display none -monitor none -serial "file:$d/console.log" -no-reboot \
+		2>"$d/qemu.log" || rc=$?
+	rm -f "$d/root.qcow2"
+	for x in facts.txt transcript.txt; do
+		rm -f "$d/$x"
+		debugfs -R "dump /$x $d/$x" "$d/io.img" >/dev/null 2>&1 || : >"$d/$x"
+	done
+	cp "$d/transcript.txt" "$tfile"
+	cp "$d/console.log" "$WORK/console-$kind.log" 2>/dev/null || true
+	FACTS="$d/facts.txt"
+	if [ "$rc" = 0 ] && [ "$(f finished)" = 1 ]; then
+		pass "$kind kernel: the guest booted, ran the operator session and powered off ($(($(date +%s) - b0)) s)"
+	else
+		grep -v "TCG doesn't support requested feature" "$d/qemu.log" | tail -n 5
+		tail -n 30 "$d/console.log"
+		fail "$kind kernel: boot: qemu exit $rc, session finished: $(f finished) (serial console above)"
+	fi
 }
-fetch facts.txt || : >"$WORK/facts.txt"
-f() { sed -n "s/^$1=//p" "$WORK/facts.txt" | tail -n 1; }
-if [ "$rc" = 0 ] && [ "$(f finished)" = 1 ]; then
-	pass "the guest booted, ran the operator session and powered off ($(($(date +%s) - b0)) s)"
-else
-	grep -v "TCG doesn't support requested feature" "$WORK/qemu.log" | tail -n 5
-	tail -n 30 "$WORK/console.log"
-	fail "boot: qemu exit $rc, session finished: $(f finished) (serial console above)"
+f() { sed -n "s/^$1=//p" "$FACTS" | tail -n 1; }
+
+# The patched kernel: the series on Debian's linux-source-7.3 with the
+# systemd fragment, built (or taken from the cache) by the kernel scripts.
+PATCHED=""
+if [ "${TOPOTUNE_SYSTEMD_VM_PATCHED:-1}" = 1 ]; then
+	klog="$WORK/kernel-build.log"
+	if "$SRC/kernel-patches/scripts/fetch.sh" >"$klog" 2>&1 &&
+	   PATCHED=$("$SRC/kernel-patches/scripts/build.sh" --systemd 2>>"$klog") && [ -f "$PATCHED" ]; then
+		pass "patched kernel with config/systemd.config: $PATCHED ($(elapsed) so far)"
+	else
+		tail -n 30 "$klog"
+		fail "patched kernel: fetch.sh / build.sh --systemd (log above)"
+		PATCHED=""
+	fi
 fi
-if fetch transcript.txt; then
-	[ "$WORK/transcript.txt" = "$TRANSCRIPT" ] || cp "$WORK/transcript.txt" "$TRANSCRIPT"
-else
-	: >"$TRANSCRIPT"
-fi
+
+boot stock "$TRANSCRIPT" -kernel "$BASE/vmlinuz" -initrd "$BASE/initrd.img" \
+	-append "root=/dev/vda rw console=ttyS0 panic=-1"
 
 # 5. the checks
 check() {	# NAME ACTUAL EXPECTED
 	if [ "$2" = "$3" ]; then pass "$1"; else fail "$1: got '$2', wanted '$3'"; fi
 }
-# A known topotune bug: reported as XFAIL while it lasts (not counted), XPASS
-# (counted as passed) once fixed, so that the marker can go.
-xcheck() {	# NAME ACTUAL EXPECTED BUG
-	if [ "$2" = "$3" ]; then
-		echo "XPASS: $1 (known bug fixed? drop the xcheck: $4)"
-		passed=$((passed + 1))
+# The lines a command printed in the transcript.
+output() { awk -v c="\$ $1" '$0 == c { on = 1; next } /^\$ |^### / { on = 0 } on' "${OUT:-$TRANSCRIPT}"; }
+# A cpulist ("4-5,10-11") as one CPU per comma ("4,5,10,11").
+cpus() { echo "$1" | tr ',' '\n' | awk -F- 'NF == 2 { for (i = $1; i <= $2; i++) print i; next } NF { print }' | paste -sd, -; }
+# The isolation facts of TAG: the workload, the partition, the kernel, the domains, the layout.
+check_isolation() {	# TAG WHAT KERNEL_ISOLATED_FILE(yes|no)
+	t=$1
+	iso=$(f "${t}_iso_prop" | sed -n 's/^s "\(.*\)"$/\1/p')
+	if [ -n "$iso" ] && [ "$iso" != none ]; then
+		pass "$2: IsolatedCpus $iso"
 	else
-		echo "XFAIL: $1: got '$2', wanted '$3' ($4)"
+		fail "$2: IsolatedCpus '$(f "${t}_iso_prop")'"
+	fi
+	check "$2: systemd-run --slice=topotune.slice: the workload's Cpus_allowed_list is the isolated set" \
+		"$(cpus "$(f "${t}_work_cpus")")" "$(cpus "$iso")"
+	check "$2: the slice's cgroup is a valid isolated partition" "$(f "${t}_partition")" isolated
+	if [ "$3" = yes ]; then
+		check "$2: the kernel's cpuset.cpus.isolated lists them" "$(cpus "$(f "${t}_kernel_isolated")")" "$(cpus "$iso")"
+	else
+		check "$2: this kernel has no cpuset.cpus.isolated (before 6.7)" "$(f "${t}_kernel_isolated")" absent
+	fi
+	check "$2: /proc/schedstat: exactly these CPUs are outside every scheduler domain" \
+		"$(f "${t}_nodomain")" "$(cpus "$iso")"
+	check "$2: DomainLayout (GetCpuDomains) says so for CPU ${iso%%[-,]*}" "$(f "${t}_cpudomains")" "a(ussas) 0"
+	# The model is checked against 7.3's layouts (tests/model); on other kernels only noted.
+	if [ "$3" = yes ]; then
+		check "$2: topotunectl layout --compare: the kernel's domains match the prediction" "$(f "${t}_compare_rc")" 0
+	else
+		note "$2: topotunectl layout --compare exit $(f "${t}_compare_rc") (the model predicts 7.3's domains)"
 	fi
 }
-# The lines a command printed in the transcript.
-output() { awk -v c="\$ $1" '$0 == c { on = 1; next } /^\$ |^### / { on = 0 } on' "$TRANSCRIPT"; }
 
 check "systemd is PID 1 in the guest" "$(f pid1)" /usr/lib/systemd/systemd
 check "apt-get install ./$(basename "$DEB"): exit 0" "$(f install_rc)" 0
@@ -522,7 +675,8 @@ case "$(f pending1)" in
 *) fail "PendingKernelCmdline: '$(f pending1)'" ;;
 esac
 case "$(f settings1)" in
-"a(sssbs) 3 "*) pass "busctl get-property Settings: a(sssbs) with 3 settings" ;;
+"a(sssbs) "*'"smt_buddy_assist"'*'"relax_domain_level"'*'"isolated_cpus"'*)
+	pass "busctl get-property Settings: a(sssbs) with smt_buddy_assist, relax_domain_level, isolated_cpus" ;;
 *) fail "busctl get-property Settings: '$(f settings1)'" ;;
 esac
 if output "busctl introspect --no-pager org.topotune1 /org/topotune1 org.topotune1.Manager" |
@@ -533,12 +687,19 @@ else
 fi
 check "an unprivileged user may read" "$(f nobody_read_rc)" 0
 check "an unprivileged user may not set-profile (polkit, no agent): exit 2" "$(f nobody_set_rc)" 2
-if [ "$(f throughput_rc)" = 2 ] && output "topotunectl set-profile throughput" |
-   grep -q "smt_buddy_assist = on .*unsupported: kernel lacks SMT_BUDDY_ASSIST.*nothing changed"; then
-	pass "stock kernel: set-profile throughput (smt_buddy_assist = on) refused as unsupported, nothing changed"
-else
-	fail "stock kernel: set-profile throughput: exit $(f throughput_rc), no 'unsupported ... nothing changed'"
-fi
+check "stock kernel: set-profile throughput applies what the kernel supports: exit 0, State degraded" \
+	"$(f throughput_rc) $(f throughput_state)" '0 s "degraded"'
+case "$(f throughput_reasons)" in
+*'"smt_buddy_assist: unsupported: kernel lacks SMT_BUDDY_ASSIST'*)
+	pass "... StateReasons names smt_buddy_assist and what the kernel lacks" ;;
+*) fail "... StateReasons: $(f throughput_reasons)" ;;
+esac
+check "... the journal files that apply as a warning (journalctl -p warning finds it)" "$(f warnings)" 1
+case "$(f throughput_verify_rc) $(f throughput_verify)" in
+"0 not applied: smt_buddy_assist: unsupported: "*)
+	pass "... topotunectl verify: exit 0, 'not applied: smt_buddy_assist: unsupported: ...'" ;;
+*) fail "... topotunectl verify: exit $(f throughput_verify_rc), '$(f throughput_verify)'" ;;
+esac
 check "topotunectl set-profile latency: exit 0" "$(f setprofile_rc)" 0
 check "ActiveProfile after set-profile" "$(f profile_set)" 's "latency"'
 check "latency's relax_domain_level = 3 pending a reboot" "$(f pending_set)" 's "relax_domain_level=3"'
@@ -561,23 +722,49 @@ check "purge: nothing left behind but the administrator's own drop-in" "$(f left
 	"/etc/topotune /etc/topotune/topotune.conf.d /etc/topotune/topotune.conf.d/50-site.conf "
 check "purge: no file of the system removed" "$(f missing)" ""
 
-# Known bugs of topotuned under a real systemd (see the transcript).
-# systemd makes a slice's cgroup only when a unit runs in it (starting the
-# empty slice does not), and enables cpuset in the root only for such a unit.
-BUG_SLICE="topotune-isolated.slice has no cgroup while no unit runs in it"
 check "topotunectl verify right after the install: exit 0 (in sync; pending-reboot is not drift)" \
 	"$(f verify1_rc)" 0
-xcheck "drop-in profile = hpc + topotunectl reload: exit 0" "$(f reload_rc)" 0 \
-	"cpuset.cpus.partition missing: $BUG_SLICE, cpuset not in the root's subtree_control"
-xcheck "ActiveProfile after the reload" "$(f profile_reload)" 's "hpc"' "the reload failed"
-xcheck "after a restart the drop-in's profile is active" "$(f profile_restart)" 's "hpc"' \
-	"the first apply fails as the reload did: State failed, no ActiveProfile"
+# Isolation under the real systemd: the slice is started, its cgroup made a partition.
+check "drop-in profile = hpc + topotunectl reload: exit 0" "$(f reload_rc)" 0
+check "ActiveProfile after the reload" "$(f profile_reload)" 's "hpc"'
+check_isolation hpc "stock kernel, hpc" no
+check "after a restart the drop-in's profile is active" "$(f profile_restart)" 's "hpc"'
 if [ "$(f records)" -gt 0 ] 2>/dev/null && [ "$(f catalog)" = 1 ]; then
 	pass "journal: $(f records) change records (MESSAGE_ID=01961099...), catalog text shown by journalctl -x"
 else
 	fail "journal: records '$(f records)', catalog '$(f catalog)'"
 fi
 note "topotuned CPU time: $(f cpu_start) ns after the first start, $(f cpu_restart) ns after the restart with hpc"
+
+# The patched kernel: the whole product under systemd.
+if [ -n "$PATCHED" ]; then
+	PT="${TRANSCRIPT%.txt}-patched.txt"
+	boot patched "$PT" -kernel "$PATCHED" -append "root=/dev/vda rw rootwait console=ttyS0 panic=-1"
+	OUT=$PT
+	check "patched kernel: systemd is PID 1" "$(f pid1)" /usr/lib/systemd/systemd
+	check "patched kernel: apt-get install: exit 0, topotuned active (running)" \
+		"$(f install_rc) $(f active1)" "0 active/running"
+	check "patched kernel: the GNR rule's relax_domain_level applied at runtime: State applied, no reboot" \
+		"$(f state1) $(f reboot1)" 's "applied" b false'
+	case "$(f relax1_setting)" in
+	"$(f relax1) $(f relax1) yes") pass "patched kernel: kernel.sched_relax_domain_level = $(f relax1), as planned, in sync" ;;
+	*) fail "patched kernel: relax_domain_level: sysctl $(f relax1), status '$(f relax1_setting)'" ;;
+	esac
+	check "patched kernel: verify after start: exit 0" "$(f verify1_rc)" 0
+	check "patched kernel: layout --compare: the kernel's domains are the planner's prediction" "$(f compare1_rc)" 0
+	check "patched kernel: set-profile throughput: exit 0, State applied" \
+		"$(f throughput_rc) $(f throughput_state)" '0 s "applied"'
+	check "patched kernel: SMT_BUDDY_ASSIST on through kernel.sched_smt_buddy_assist" "$(f smt_throughput)" 1
+	check "patched kernel: throughput: verify exit 0, layout --compare exit 0" \
+		"$(f throughput_verify_rc) $(f throughput_compare_rc)" "0 0"
+	check "patched kernel: drop-in profile = hpc + reload: exit 0, ActiveProfile hpc, State applied" \
+		"$(f reload_rc) $(f profile_reload) $(f hpc_state)" '0 s "hpc" s "applied"'
+	check_isolation phpc "patched kernel, hpc" yes
+	check "patched kernel: hpc: verify exit 0" "$(f hpc_verify_rc)" 0
+	check "patched kernel: systemctl stop topotuned: exit 0, every value as before the install" \
+		"$(f stop_rc) $(f stop_same)" "0 0"
+	note "patched transcript: $PT"
+fi
 
 note "took $(elapsed)"
 note "transcript: $TRANSCRIPT"
