@@ -64,7 +64,8 @@ static const char *const write_kind_table[_WRITE_KIND_MAX] = {
 DEFINE_STRING_TABLE_LOOKUP(write_kind, WriteKind);
 
 #define SLICE_DIR "sys/fs/cgroup/" ISOLATION_SLICE
-#define GRUB_DROPIN "etc/default/grub.d/topotune.cfg"
+#define GRUB_DIR "etc/default/grub.d"
+#define GRUB_DROPIN GRUB_DIR "/topotune.cfg"
 
 static int io_read(void *u, int root_fd, const char *path, char **ret)
 {
@@ -321,6 +322,7 @@ static const struct {
 	const char *path;
 } allowed_writes[] = {
 	{ WRITE_FILE, GRUB_DROPIN },
+	{ WRITE_MKDIR, GRUB_DIR },
 	{ WRITE_SYSTEMD, SYSTEMD_ALLOWED },
 	{ WRITE_UNIT, SYSTEMD_UNIT },
 	{ WRITE_SUBTREE, ROOT_SUBTREE },
@@ -976,7 +978,25 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 				"# Written by topotune (manage_bootloader = yes); removed on revert.\n"
 				"GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT %s\"\n", plan->kernel_cmdline);
 
-			r = v ? push(l, st->setting, WRITE_FILE, GRUB_DROPIN, v, st->why) : -ENOMEM;
+			if (!v) {
+				r = -ENOMEM;
+				continue;
+			}
+			/*
+			 * Debian's grub-mkconfig reads /etc/default/grub.d/ *.cfg; a
+			 * GRUB without that directory gets it (removed on revert).
+			 * Without /etc/default/grub this is no GRUB we handle: the
+			 * command line stays pending (PendingKernelCmdline) and
+			 * everything else is applied.
+			 */
+			if (!dir_exists_at(a->root_fd, GRUB_DIR) && !path_exists_at(a->root_fd, "etc/default/grub")) {
+				log_notice("manage_bootloader = yes, but /etc/default/grub is absent (not a GRUB system): "
+					   "add %s to the kernel command line yourself", plan->kernel_cmdline);
+				continue;
+			}
+			r = push(l, st->setting, WRITE_MKDIR, GRUB_DIR, "dir", st->why);
+			if (r >= 0)
+				r = push(l, st->setting, WRITE_FILE, GRUB_DROPIN, v, st->why);
 			continue;
 		}
 		if (st->action != STEP_SET)

@@ -759,6 +759,30 @@ static void test_bootloader(void)
 	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
 	after = snapshot(fd);
 	check_str(after, before);
+
+	/* A GRUB without /etc/default/grub.d: the directory is made for the drop-in, and goes on revert. */
+	check(unlinkat(fd, "etc/default/grub.d/.keep", 0) == 0 && unlinkat(fd, "etc/default/grub.d", AT_REMOVEDIR) == 0);
+	put(fd, "etc/default/grub", "GRUB_DEFAULT=0\n");
+	free(before);
+	before = snapshot(fd);
+	check_int(applier_apply(a, p), 2);
+	free(dropin);
+	dropin = file(fd, "etc/default/grub.d/topotune.cfg");
+	check(dropin && strstr(dropin, "relax_domain_level=2"));
+	check(applier_revert(a) == 0);
+	free(after);
+	after = snapshot(fd);
+	check_str(after, before);
+
+	/* No GRUB at all: nothing written, the apply succeeds, the command line stays pending. */
+	check(unlinkat(fd, "etc/default/grub", 0) == 0);
+	free(before);
+	before = snapshot(fd);
+	check_int(applier_apply(a, p), 0);
+	check(!a->error);
+	free(after);
+	after = snapshot(fd);
+	check_str(after, before);
 	kernel_caps_done(&k);
 	rm_rf(tmpl);
 }
