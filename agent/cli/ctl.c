@@ -14,105 +14,23 @@
 #include "online.h"
 #include "compare.h"
 #include "planner.h"
+#include "session.h"
 #include "strutil.h"
 #include "topology-print.h"
 
-typedef struct Session {
-	int root_fd, config_fd;
-	CpuIdentity identity;
-	Topology *topology;
-	KernelCaps caps;
-	Config *config;
-	HardwareRule **rules;
-	size_t n_rules;
-	MatchFacts facts;
-} Session;
-
-#define SESSION_INIT { .root_fd = -EBADF, .config_fd = -EBADF }
-
-static void session_done(Session *s)
-{
-	safe_close(s->root_fd);
-	if (s->config_fd != s->root_fd)
-		safe_close(s->config_fd);
-	topology_free(s->topology);
-	kernel_caps_done(&s->caps);
-	config_free(s->config);
-	hardware_rules_free(s->rules, s->n_rules);
-	*s = (Session) { .root_fd = -EBADF, .config_fd = -EBADF };
-}
-
+/* Discover (and configure), logging what fails. */
 static int session_open(const CtlContext *ctx, Session *s, bool want_config)
 {
+	_cleanup_free_ char *err = NULL;
+	SessionKernel kernel = streq(ctx->kernel, "patched") ? SESSION_KERNEL_PATCHED :
+			       streq(ctx->kernel, "stock") ? SESSION_KERNEL_STOCK : SESSION_KERNEL_PROBE;
 	int r;
 
-	*s = (Session) { .root_fd = -EBADF, .config_fd = -EBADF };
-
-	r = root_open(ctx->root, &s->root_fd);
+	r = session_discover(s, ctx->root, ctx->config_root, !ctx->offline, ctx->cpuid_dump, kernel, &err);
+	if (r >= 0 && want_config)
+		r = session_configure(s, &err);
 	if (r < 0)
-		return log_error_errno(r, "Failed to open root directory %s: %m", ctx->root);
-	if (ctx->config_root) {
-		r = root_open(ctx->config_root, &s->config_fd);
-		if (r < 0)
-			return log_error_errno(r, "Failed to open configuration root %s: %m", ctx->config_root);
-	} else
-		s->config_fd = s->root_fd;
-
-	r = cpuid_identify(s->root_fd, !ctx->offline, ctx->cpuid_dump, &s->identity);
-	if (r < 0)
-		return log_error_errno(r, "Failed to identify the CPU from %s: %m",
-				       ctx->cpuid_dump ?: ctx->offline ? "the sysroot's proc/cpuinfo" : "CPUID");
-
-	r = topology_load(s->root_fd, &s->topology);
-	if (r < 0)
-		return log_error_errno(r, "Failed to read the CPU topology below %s/sys/devices/system/cpu: %m",
-				       streq(ctx->root, "/") ? "" : ctx->root);
-
-	if (streq(ctx->kernel, "patched"))
-		kernel_caps_patched(&s->caps);
-	else if (streq(ctx->kernel, "stock"))
-		kernel_caps_stock(&s->caps);
-	else {
-		r = kernel_probe(s->root_fd, &s->caps);
-		if (r < 0)
-			return log_error_errno(r, "Failed to probe the kernel: %m");
-	}
-
-	s->facts = plan_match_facts(&s->identity, s->topology);
-
-	if (want_config) {
-		_cleanup_free_ char *err = NULL;
-
-		r = config_load(s->config_fd, &s->config, &err);
-		if (r < 0)
-			return log_error_errno(r, "%s", err ?: "Failed to load topotune.conf");
-		r = hardware_rules_load(s->config_fd, &s->rules, &s->n_rules, &err);
-		if (r < 0)
-			return log_error_errno(r, "%s", err ?: "Failed to load hardware rules");
-	}
-	return 0;
-}
-
-/* Profile @name (or the selected one) with settings resolved over all layers. */
-static int session_resolve(Session *s, const char *name, Profile **ret_profile, ProfileSettings *ret_settings)
-{
-	_cleanup_(profile_freep) Profile *p = NULL;
-	_cleanup_free_ char *selected = NULL, *err = NULL;
-	int r;
-
-	if (!name) {
-		r = profile_select(s->config, s->rules, s->n_rules, &s->facts, &selected, NULL);
-		if (r < 0)
-			return log_error_errno(r, "Failed to select a profile: %m");
-		name = selected;
-	}
-	r = profile_load(s->config_fd, name, &p, &err);
-	if (r < 0)
-		return log_error_errno(r, "%s", err ?: "Failed to load profile");
-	r = settings_resolve(s->rules, s->n_rules, &s->facts, p, s->config, ret_settings);
-	if (r < 0)
-		return log_error_errno(r, "Failed to resolve settings: %m");
-	*ret_profile = TAKE_PTR(p);
+		return log_error_errno(r, "%s", err ?: "Failed to read the machine or its configuration");
 	return 0;
 }
 
@@ -189,26 +107,15 @@ const char *tty_text(const char *s)
 static int compute(const CtlContext *ctx, Session *s, const char *profile, Plan **ret)
 {
 	_cleanup_(profile_freep) Profile *p = NULL;
-	ProfileSettings settings = {};
-	PlanInput in;
+	_cleanup_(profile_settings_done) ProfileSettings settings = {};
+	_cleanup_free_ char *err = NULL;
 	int r;
 
 	if (session_open(ctx, s, true) < 0)
 		return -EINVAL;
-	r = session_resolve(s, profile, &p, &settings);
+	r = session_compute(s, profile, &p, &settings, ret, &err);
 	if (r < 0)
-		return r;
-	in = (PlanInput) {
-		.identity = &s->identity,
-		.topology = s->topology,
-		.caps = &s->caps,
-		.settings = &settings,
-		.profile = p->name,
-	};
-	r = plan_compute(&in, ret);
-	profile_settings_done(&settings);
-	if (r < 0)
-		return log_error_errno(r, "Failed to compute the plan: %m");
+		return log_error_errno(r, "%s", err ?: "Failed to compute the plan");
 	return 0;
 }
 
@@ -416,11 +323,10 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	_cleanup_(profile_freep) Profile *p = NULL;
 	_cleanup_(plan_freep) Plan *plan = NULL;
-	_cleanup_free_ char *v = NULL, *where = NULL, *def = NULL, *names = NULL;
-	ProfileSettings settings = {};
+	_cleanup_(profile_settings_done) ProfileSettings settings = {};
+	_cleanup_free_ char *v = NULL, *where = NULL, *def = NULL, *names = NULL, *err = NULL;
 	const PlanStep *st;
 	SettingId id;
-	PlanInput in;
 	int r;
 
 	if (argc == 2 && streq(argv[1], "--list")) {
@@ -441,17 +347,11 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 		log_error("explain: unknown setting '%s': expected %s", argv[1], names);
 		return 2;
 	}
-	if (session_open(ctx, &s, true) < 0 || session_resolve(&s, NULL, &p, &settings) < 0) {
-		profile_settings_done(&settings);
+	if (session_open(ctx, &s, true) < 0)
 		return 2;
-	}
-	in = (PlanInput) { &s.identity, s.topology, &s.caps, &settings, p->name };
-	r = plan_compute(&in, &plan);
-	if (r < 0) {
-		profile_settings_done(&settings);
-		log_error_errno(r, "Failed to compute the plan: %m");
-		return 2;
-	}
+	r = session_compute(&s, NULL, &p, &settings, &plan, &err);
+	if (r < 0)
+		return log_error_errno(r, "%s", err ?: "Failed to compute the plan"), 2;
 
 	(void)setting_format(id, &settings.value[id], &v);
 	(void)setting_format(id, &setting_get(id)->default_value, &def);
@@ -481,7 +381,6 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
 	       st->control ? " via " : "", st->control ? st->control->name : "",
 	       tty_text(st->why));
-	profile_settings_done(&settings);
 	return 0;
 }
 

@@ -300,34 +300,34 @@ GETTER(property_get_cpu_vendor)
 {
 	Manager *m = userdata;
 
-	return sd_bus_message_append(reply, "s", strempty(cpu_vendor_to_string(m->identity.vendor)));
+	return sd_bus_message_append(reply, "s", strempty(cpu_vendor_to_string(m->session.identity.vendor)));
 }
 
 GETTER(property_get_cpu_family)
 {
 	Manager *m = userdata;
 
-	return sd_bus_message_append(reply, "u", m->identity.have_family ? m->identity.family : 0);
+	return sd_bus_message_append(reply, "u", m->session.identity.have_family ? m->session.identity.family : 0);
 }
 
 GETTER(property_get_cpu_model)
 {
 	Manager *m = userdata;
 
-	return sd_bus_message_append(reply, "u", m->identity.have_family ? m->identity.model : 0);
+	return sd_bus_message_append(reply, "u", m->session.identity.have_family ? m->session.identity.model : 0);
 }
 
 GETTER(property_get_cpu_name)
 {
 	Manager *m = userdata;
 
-	return append_text(reply, m->identity.brand);
+	return append_text(reply, m->session.identity.brand);
 }
 
 GETTER(property_get_topology)
 {
 	Manager *m = userdata;
-	const Topology *t = m->topology;
+	const Topology *t = m->session.topology;
 
 	return sd_bus_message_append(reply, "a{sv}", 7,
 				     "packages", "u", (unsigned)t->packages.n,
@@ -380,7 +380,7 @@ GETTER(property_get_kernel_caps)
 	int r;
 
 	r = sd_bus_message_open_container(reply, 'a', "{sb}");
-	for (size_t i = 0; r >= 0 && (name = kernel_caps_entry(&m->caps, i, &v)); i++)
+	for (size_t i = 0; r >= 0 && (name = kernel_caps_entry(&m->session.caps, i, &v)); i++)
 		r = sd_bus_message_append(reply, "{sb}", name, v);
 	if (r < 0)
 		return r;
@@ -401,7 +401,7 @@ GETTER(property_get_isolated)
 
 	if (m->plan && m->state != MANAGER_OFF)
 		return append_cpuset(reply, &m->plan->isolated);
-	return append_cpuset(reply, &m->caps.isolated);
+	return append_cpuset(reply, &m->session.caps.isolated);
 }
 
 GETTER(property_get_housekeeping)
@@ -412,9 +412,9 @@ GETTER(property_get_housekeeping)
 
 	if (m->plan && m->state != MANAGER_OFF)
 		return append_cpuset(reply, &m->plan->housekeeping);
-	r = cpuset_copy(&h, &m->topology->online);
+	r = cpuset_copy(&h, &m->session.topology->online);
 	if (r >= 0) {
-		cpuset_andnot(&h, &m->caps.isolated);
+		cpuset_andnot(&h, &m->session.caps.isolated);
 		r = append_cpuset(reply, &h);
 	}
 	cpuset_done(&h);
@@ -609,7 +609,7 @@ static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_erro
 	size_t n = 0;
 	int r;
 
-	r = profile_list(m->config_fd, &list, &n, &err);
+	r = profile_list(m->session.config_fd, &list, &n, &err);
 	if (r < 0)
 		return bus_error_set_errnof(error, r, "%s", err ?: "Failed to list profiles");
 	r = sd_bus_message_new_method_return(msg, &reply);
@@ -787,7 +787,7 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 	if (r < 0)
 		return reply_error(error, r, *name ? name : "selected profile", err);
 	profile_settings_done(&settings);
-	cpu = cpuset_first(&m->topology->online);
+	cpu = cpuset_first(&m->session.topology->online);
 	r = domain_layout_format(plan->layout, cpu < 0 ? 0 : (unsigned)cpu, &text);
 	if (r < 0)
 		return r;
@@ -878,9 +878,9 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 	r = sd_bus_message_read(msg, "u", &cpu);
 	if (r < 0)
 		return r;
-	if (cpu >= m->topology->n_slots || !cpuset_contains(&m->topology->online, cpu))
+	if (cpu >= m->session.topology->n_slots || !cpuset_contains(&m->session.topology->online, cpu))
 		return bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u is not online (online: 0-%u)", cpu,
-					 m->topology->n_slots ? m->topology->n_slots - 1 : 0);
+					 m->session.topology->n_slots ? m->session.topology->n_slots - 1 : 0);
 
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)

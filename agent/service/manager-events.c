@@ -204,7 +204,7 @@ int manager_workload_setup(Manager *m)
 	r = workload_matcher_new(&matcher);
 	if (r < 0)
 		return r;
-	r = profile_list(m->config_fd, &list, &n, &err);
+	r = profile_list(m->session.config_fd, &list, &n, &err);
 	if (r < 0)
 		return log_warning_errno(r, "Workload rules not loaded: %s", err ?: strerror(-r));
 	for (size_t i = 0; i < n; i++) {
@@ -212,7 +212,7 @@ int manager_workload_setup(Manager *m)
 		_cleanup_free_ char *perr = NULL;
 
 		/* A broken profile is reported when it is selected; here it has no rules. */
-		if (profile_load(m->config_fd, list[i].name, &p, &perr) < 0)
+		if (profile_load(m->session.config_fd, list[i].name, &p, &perr) < 0)
 			continue;
 		r = workload_matcher_add_profile(matcher, p);
 		if (r < 0)
@@ -233,7 +233,7 @@ int manager_workload_setup(Manager *m)
 	r = workload_tracker_new(TAKE_PTR(matcher), m->workload_hold_usec, &m->workload);
 	if (r < 0)
 		return r;
-	r = workload_tracker_rescan(m->workload, m->root_fd, now_usec(m));
+	r = workload_tracker_rescan(m->workload, m->session.root_fd, now_usec(m));
 	if (r < 0)
 		log_warning_errno(r, "Scanning /proc for workloads failed, ignoring: %m");
 	(void)workload_decide(m);
@@ -248,7 +248,7 @@ static int on_procevent(ProcEvents *pe, const ProcEvent *ev, void *userdata)
 
 	if (!m->workload)
 		return 0;
-	r = workload_tracker_handle_event(m->workload, m->root_fd, ev, now_usec(m));
+	r = workload_tracker_handle_event(m->workload, m->session.root_fd, ev, now_usec(m));
 	if (r < 0)
 		log_debug_errno(r, "Process %d: %m", (int)ev->pid);
 	return 0;
@@ -260,7 +260,7 @@ static void workload_rescan(Manager *m)
 
 	if (!m->workload)
 		return;
-	r = workload_tracker_rescan(m->workload, m->root_fd, now_usec(m));
+	r = workload_tracker_rescan(m->workload, m->session.root_fd, now_usec(m));
 	if (r < 0)
 		log_debug_errno(r, "Rescanning /proc for workloads failed: %m");
 	if (workload_decide(m))
@@ -406,7 +406,7 @@ static int on_hotplug_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		return 0;
 	}
 	/* What the poll compares against from now on. */
-	if (cpuset_copy(&m->online_polled, &m->topology->online) < 0)
+	if (cpuset_copy(&m->online_polled, &m->session.topology->online) < 0)
 		log_oom();
 	manager_emit_topology(m);
 	if (m->state == MANAGER_OFF) {
@@ -441,7 +441,7 @@ static int on_hotplug_poll(sd_event_source *s, uint64_t usec, void *userdata)
 	int r;
 
 	poll_rearm(m, s);
-	r = read_file_at(m->root_fd, "sys/devices/system/cpu/online", 4096, &text, NULL);
+	r = read_file_at(m->session.root_fd, "sys/devices/system/cpu/online", 4096, &text, NULL);
 	if (r >= 0)
 		r = cpuset_parse_list(strip_trailing(text), &online, NULL);
 	if (r < 0) {
@@ -512,7 +512,7 @@ int manager_listen(Manager *m)
 	int r;
 
 	debouncer_init(&m->hotplug, HOTPLUG_QUIET_USEC, HOTPLUG_MAX_USEC);
-	r = cpuset_copy(&m->online_polled, &m->topology->online);
+	r = cpuset_copy(&m->online_polled, &m->session.topology->online);
 	if (r < 0)
 		return log_oom();
 	m->listening = true;

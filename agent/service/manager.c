@@ -49,13 +49,7 @@ Manager *manager_free(Manager *m)
 	profile_settings_done(&m->settings);
 	profile_free(m->profile);
 	live_layout_free(m->live);
-	hardware_rules_free(m->rules, m->n_rules);
-	config_free(m->config);
-	kernel_caps_done(&m->caps);
-	topology_free(m->topology);
-	if (m->config_fd != m->root_fd)
-		safe_close(m->config_fd);
-	safe_close(m->root_fd);
+	session_done(&m->session);
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		free(m->backoff_reason[i]);
 	free(m->apply_error);
@@ -77,8 +71,7 @@ int manager_new(Manager **ret)
 
 	if (!m)
 		return -ENOMEM;
-	m->root_fd = -EBADF;
-	m->config_fd = -EBADF;
+	m->session = (Session) SESSION_INIT;
 	m->use_systemd = true;
 	m->poll_usec = MANAGER_POLL_USEC_DEFAULT;
 	m->workload_hold_usec = 30 * 1000000ULL;
@@ -173,34 +166,18 @@ int manager_discover(Manager *m)
 		.changed = journal_change,
 		.userdata = m,
 	};
+	_cleanup_free_ char *err = NULL;
 	int r;
 
-	r = root_open(m->root, &m->root_fd);
+	r = session_discover(&m->session, m->root, m->config_root, live, NULL, SESSION_KERNEL_PROBE, &err);
 	if (r < 0)
-		return log_error_errno(r, "Failed to open root directory %s: %m", m->root);
-	if (m->config_root) {
-		r = root_open(m->config_root, &m->config_fd);
-		if (r < 0)
-			return log_error_errno(r, "Failed to open configuration root %s: %m", m->config_root);
-	} else
-		m->config_fd = m->root_fd;
-	r = cpuid_identify(m->root_fd, live, NULL, &m->identity);
-	if (r < 0)
-		return log_error_errno(r, "Failed to identify the CPU: %m");
-	r = topology_load(m->root_fd, &m->topology);
-	if (r < 0)
-		return log_error_errno(r, "Failed to read the CPU topology below %s: %m", m->root);
-	STRV_FOREACH(n, m->topology->notes)
+		return log_error_errno(r, "%s", err ?: "Failed to discover the machine");
+	STRV_FOREACH(n, m->session.topology->notes)
 		log_info("Topology: %s", *n);
-	r = kernel_probe(m->root_fd, &m->caps);
-	if (r < 0)
-		return log_error_errno(r, "Failed to probe the kernel: %m");
-	STRV_FOREACH(n, m->caps.notes)
+	STRV_FOREACH(n, m->session.caps.notes)
 		log_info("Kernel: %s", *n);
 
-	m->facts = plan_match_facts(&m->identity, m->topology);
-
-	r = applier_new(m->root_fd, NULL, &hooks, &m->applier);
+	r = applier_new(m->session.root_fd, NULL, &hooks, &m->applier);
 	if (r < 0)
 		return log_oom();
 	load_live_layout(m);
@@ -209,23 +186,12 @@ int manager_discover(Manager *m)
 
 int manager_load_config(Manager *m, char **ret_error)
 {
-	_cleanup_(config_freep) Config *c = NULL;
-	HardwareRule **rules = NULL;
-	size_t n_rules = 0;
 	int r;
 
-	r = config_load(m->config_fd, &c, ret_error);
+	r = session_configure(&m->session, ret_error);
 	if (r < 0)
 		return r;
-	r = hardware_rules_load(m->config_fd, &rules, &n_rules, ret_error);
-	if (r < 0)
-		return r;
-	config_free(m->config);
-	m->config = TAKE_PTR(c);
-	hardware_rules_free(m->rules, m->n_rules);
-	m->rules = rules;
-	m->n_rules = n_rules;
-	m->applier->manage_bootloader = m->config->manage_bootloader;
+	m->applier->manage_bootloader = m->session.config->manage_bootloader;
 	return 0;
 }
 
@@ -234,11 +200,6 @@ int manager_load_config(Manager *m, char **ret_error)
 int manager_compute(Manager *m, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
 		    Plan **ret_plan, char **ret_error)
 {
-	_cleanup_(profile_freep) Profile *p = NULL;
-	_cleanup_(plan_freep) Plan *plan = NULL;
-	_cleanup_free_ char *selected = NULL;
-	ProfileSettings settings;
-	PlanInput in;
 	int r;
 
 	/* SetProfile() beats a workload rule, which beats the configuration. */
@@ -246,50 +207,14 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 		name = m->profile_override;
 	if (!name)
 		name = m->workload_profile;
-	if (!name) {
-		r = profile_select(m->config, m->rules, m->n_rules, &m->facts, &selected, NULL);
-		if (r < 0)
-			return r;
-		name = selected;
-	}
-	if (!profile_name_is_valid(name)) {
-		if (ret_error)
-			*ret_error = strprintf("'%s' is not a valid profile name", name);
-		return -ENOENT;
-	}
-	r = profile_load(m->config_fd, name, &p, ret_error);
-	if (r < 0)
-		return r;
 
 	/* The kernel state of now: the plan's "from" and what is already in place. */
-	kernel_caps_done(&m->caps);
-	r = kernel_probe(m->root_fd, &m->caps);
+	kernel_caps_done(&m->session.caps);
+	r = kernel_probe(m->session.root_fd, &m->session.caps);
 	if (r < 0)
 		return r;
 
-	profile_settings_init(&settings);
-	r = settings_resolve(m->rules, m->n_rules, &m->facts, p, m->config, &settings);
-	if (r < 0) {
-		profile_settings_done(&settings);
-		return r;
-	}
-	in = (PlanInput) {
-		.identity = &m->identity,
-		.topology = m->topology,
-		.caps = &m->caps,
-		.settings = &settings,
-		.profile = p->name,
-	};
-	r = plan_compute(&in, &plan);
-	if (r < 0) {
-		profile_settings_done(&settings);
-		return r;
-	}
-
-	*ret_profile = TAKE_PTR(p);
-	*ret_settings = settings;
-	*ret_plan = TAKE_PTR(plan);
-	return 0;
+	return session_compute(&m->session, name, ret_profile, ret_settings, ret_plan, ret_error);
 }
 
 /* A value the profile chain itself asks for (not a hardware default, not a built-in). */
@@ -326,7 +251,7 @@ static void load_live_layout(Manager *m)
 	LiveLayout *l = NULL;
 
 	m->live = live_layout_free(m->live);
-	if (live_layout_load(m->root_fd, &l) >= 0)
+	if (live_layout_load(m->session.root_fd, &l) >= 0)
 		m->live = l;
 	m->layout_generation++;
 }
@@ -484,7 +409,7 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 	r = manager_compute(m, name, &p, &settings, &plan, ret_error);
 	if (r < 0)
 		return r;
-	if (!m->config->partial_apply) {
+	if (!m->session.config->partial_apply) {
 		_cleanup_free_ char *unsupported = manager_unsupported(m, plan);
 
 		if (unsupported) {
@@ -612,15 +537,15 @@ int manager_reload_topology(Manager *m)
 	Topology *t = NULL;
 	int r;
 
-	r = topology_load(m->root_fd, &t);
+	r = topology_load(m->session.root_fd, &t);
 	if (r < 0)
 		return r;
-	topology_free(m->topology);
-	m->topology = t;
-	m->facts.packages = (unsigned)t->packages.n;
-	m->facts.cpus = cpuset_count(&t->online);
-	m->facts.nodes_per_package = t->nodes_per_package;
-	m->facts.smt = t->threads_per_core > 1;
+	topology_free(m->session.topology);
+	m->session.topology = t;
+	m->session.facts.packages = (unsigned)t->packages.n;
+	m->session.facts.cpus = cpuset_count(&t->online);
+	m->session.facts.nodes_per_package = t->nodes_per_package;
+	m->session.facts.smt = t->threads_per_core > 1;
 	return 0;
 }
 
@@ -728,12 +653,12 @@ int manager_arm_verify_timer(Manager *m)
 	uint64_t usec;
 	int r;
 
-	if (!m->config || m->config->verify_interval_sec == 0) {
+	if (!m->session.config || m->session.config->verify_interval_sec == 0) {
 		if (m->verify_timer)
 			(void)sd_event_source_set_enabled(m->verify_timer, SD_EVENT_OFF);
 		return 0;
 	}
-	usec = (uint64_t)m->config->verify_interval_sec * 1000000ULL;
+	usec = (uint64_t)m->session.config->verify_interval_sec * 1000000ULL;
 	if (!m->verify_timer) {
 		r = sd_event_add_time_relative(m->event, &m->verify_timer, CLOCK_MONOTONIC, usec, 0, on_verify_timer, m);
 		if (r < 0)

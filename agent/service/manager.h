@@ -9,6 +9,7 @@
 #include "domains-live.h"
 #include "planner.h"
 #include "procevents.h"
+#include "session.h"
 #include "uevents.h"
 #include "workload.h"
 
@@ -63,15 +64,7 @@ typedef struct Manager {
 	sd_bus *bus;
 	sd_event_source *verify_timer;
 
-	int root_fd;
-	int config_fd;               /* profiles, hardware.d, topotune.conf: root_fd unless --config-root */
-	CpuIdentity identity;
-	Topology *topology;
-	KernelCaps caps;
-	MatchFacts facts;
-	Config *config;
-	HardwareRule **rules;
-	size_t n_rules;
+	Session session;             /* root fds, identity, topology, kernel, configuration */
 
 	char *profile_override;      /* SetProfile(): wins over the configuration until restart */
 	Profile *profile;

@@ -36,7 +36,7 @@ static int on_sigterm(sd_event_source *s, const struct signalfd_siginfo *si, voi
 {
 	Manager *m = userdata;
 
-	if (m->config && m->config->rollback == ROLLBACK_NOT_ON_EXIT)
+	if (m->session.config && m->session.config->rollback == ROLLBACK_NOT_ON_EXIT)
 		log_info("Stopping; rollback = not-on-exit: leaving %zu change%s in place.", m->applier->n_changes,
 			 m->applier->n_changes == 1 ? "" : "s");
 	else if (m->state != MANAGER_OFF || m->applier->n_changes > 0) {

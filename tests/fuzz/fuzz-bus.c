@@ -1287,7 +1287,7 @@ static int on_stop(sd_event_source *s, int fd, uint32_t revents, void *userdata)
 {
 	Manager *m = userdata;
 
-	if (!(m->config && m->config->rollback == ROLLBACK_NOT_ON_EXIT) &&
+	if (!(m->session.config && m->session.config->rollback == ROLLBACK_NOT_ON_EXIT) &&
 	    (m->state != MANAGER_OFF || m->applier->n_changes > 0))
 		(void)manager_revert(m, "stop");
 	return sd_event_exit(sd_event_source_get_event(s), 0);
@@ -1361,7 +1361,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	daemon_run(m, root, &baseline);
 
 	/* Stopped: with nobody else writing, everything is as it was before the first apply. */
-	if (!(m->config && m->config->rollback == ROLLBACK_NOT_ON_EXIT) && !peer_get(&peer.world_changed) &&
+	if (!(m->session.config && m->session.config->rollback == ROLLBACK_NOT_ON_EXIT) && !peer_get(&peer.world_changed) &&
 	    !peer_get(&peer.stop_unclean)) {
 		_cleanup_free_ char *after = NULL;
 

@@ -1,0 +1,139 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * discover -> configure -> compute, for topotunectl's offline verbs and for
+ * topotuned alike. Depends on cpuid, topology, kernel, profile and the
+ * planner; reads through the root fds, logs nothing.
+ */
+#include "fileio.h"
+#include "session.h"
+#include "strutil.h"
+
+void session_done(Session *s)
+{
+	if (s->config_fd != s->root_fd)
+		safe_close(s->config_fd);
+	safe_close(s->root_fd);
+	topology_free(s->topology);
+	kernel_caps_done(&s->caps);
+	config_free(s->config);
+	hardware_rules_free(s->rules, s->n_rules);
+	*s = (Session) SESSION_INIT;
+}
+
+_printf_(3, 4) static int fail(char **ret_error, int r, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (ret_error) {
+		va_start(ap, fmt);
+		(void)vstrprintf_to(ret_error, fmt, ap);
+		va_end(ap);
+	}
+	return r;
+}
+
+int session_discover(Session *s, const char *root, const char *config_root, bool live, const char *cpuid_dump,
+		     SessionKernel kernel, char **ret_error)
+{
+	int r;
+
+	r = root_open(root, &s->root_fd);
+	if (r < 0)
+		return fail(ret_error, r, "Failed to open root directory %s: %s", root, strerror(-r));
+	if (config_root) {
+		r = root_open(config_root, &s->config_fd);
+		if (r < 0)
+			return fail(ret_error, r, "Failed to open configuration root %s: %s", config_root, strerror(-r));
+	} else
+		s->config_fd = s->root_fd;
+
+	r = cpuid_identify(s->root_fd, live, cpuid_dump, &s->identity);
+	if (r < 0)
+		return fail(ret_error, r, "Failed to identify the CPU from %s: %s",
+			    cpuid_dump ?: live ? "CPUID" : "the sysroot's proc/cpuinfo", strerror(-r));
+
+	r = topology_load(s->root_fd, &s->topology);
+	if (r < 0)
+		return fail(ret_error, r, "Failed to read the CPU topology below %s/sys/devices/system/cpu: %s",
+			    streq(root, "/") ? "" : root, strerror(-r));
+
+	switch (kernel) {
+	case SESSION_KERNEL_PATCHED:
+		kernel_caps_patched(&s->caps);
+		break;
+	case SESSION_KERNEL_STOCK:
+		kernel_caps_stock(&s->caps);
+		break;
+	default:
+		r = kernel_probe(s->root_fd, &s->caps);
+		if (r < 0)
+			return fail(ret_error, r, "Failed to probe the kernel: %s", strerror(-r));
+	}
+
+	s->facts = plan_match_facts(&s->identity, s->topology);
+	return 0;
+}
+
+int session_configure(Session *s, char **ret_error)
+{
+	_cleanup_(config_freep) Config *c = NULL;
+	HardwareRule **rules = NULL;
+	size_t n_rules = 0;
+	int r;
+
+	r = config_load(s->config_fd, &c, ret_error);
+	if (r < 0)
+		return r;
+	r = hardware_rules_load(s->config_fd, &rules, &n_rules, ret_error);
+	if (r < 0)
+		return r;
+	config_free(s->config);
+	s->config = TAKE_PTR(c);
+	hardware_rules_free(s->rules, s->n_rules);
+	s->rules = rules;
+	s->n_rules = n_rules;
+	return 0;
+}
+
+int session_compute(Session *s, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
+		    Plan **ret_plan, char **ret_error)
+{
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_(profile_settings_done) ProfileSettings settings = {};
+	_cleanup_free_ char *selected = NULL;
+	PlanInput in;
+	int r;
+
+	if (!name) {
+		r = profile_select(s->config, s->rules, s->n_rules, &s->facts, &selected, NULL);
+		if (r < 0)
+			return fail(ret_error, r, "Failed to select a profile: %s", strerror(-r));
+		name = selected;
+	}
+	if (!profile_name_is_valid(name))
+		return fail(ret_error, -ENOENT, "'%s' is not a valid profile name", name);
+	r = profile_load(s->config_fd, name, &p, ret_error);
+	if (r < 0)
+		return r;
+
+	r = settings_resolve(s->rules, s->n_rules, &s->facts, p, s->config, &settings);
+	if (r < 0)
+		return fail(ret_error, r, "Failed to resolve settings: %s", strerror(-r));
+	in = (PlanInput) {
+		.identity = &s->identity,
+		.topology = s->topology,
+		.caps = &s->caps,
+		.settings = &settings,
+		.profile = p->name,
+	};
+	r = plan_compute(&in, &plan);
+	if (r < 0)
+		return fail(ret_error, r, "Failed to compute the plan: %s", strerror(-r));
+
+	*ret_profile = TAKE_PTR(p);
+	*ret_settings = settings;
+	settings = (ProfileSettings) {};
+	*ret_plan = TAKE_PTR(plan);
+	return 0;
+}

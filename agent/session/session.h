@@ -1,0 +1,53 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include "planner.h"
+
+/*
+ * The step topotunectl's offline verbs and topotuned share: discover the
+ * machine below a root (CPU identity, topology, kernel controls), load its
+ * configuration (topotune.conf, hardware rules), and compute a profile's
+ * plan. Does I/O through the root fds only, and does not log: errors come
+ * back as -errno with a message for the caller to log or reply with.
+ */
+
+typedef enum SessionKernel {
+	SESSION_KERNEL_PROBE,     /* the kernel below the root */
+	SESSION_KERNEL_STOCK,     /* kernel_caps_stock() */
+	SESSION_KERNEL_PATCHED,   /* kernel_caps_patched() */
+} SessionKernel;
+
+typedef struct Session {
+	int root_fd;
+	int config_fd;               /* profiles, hardware.d, topotune.conf: root_fd unless a config root */
+	CpuIdentity identity;
+	Topology *topology;
+	KernelCaps caps;
+	MatchFacts facts;
+	Config *config;
+	HardwareRule **rules;
+	size_t n_rules;
+} Session;
+
+#define SESSION_INIT { .root_fd = -EBADF, .config_fd = -EBADF }
+
+void session_done(Session *s);
+
+/*
+ * Open @root and @config_root (NULL: the same), identify the CPU (CPUID
+ * when @live, else the root's proc/cpuinfo, or @cpuid_dump), read the
+ * topology and probe (or assume) the kernel.
+ */
+int session_discover(Session *s, const char *root, const char *config_root, bool live, const char *cpuid_dump,
+		     SessionKernel kernel, char **ret_error);
+
+/* topotune.conf and the hardware rules; what @s held is replaced only on success. */
+int session_configure(Session *s, char **ret_error);
+
+/*
+ * Profile @name (NULL: the one the configuration and the hardware rules
+ * select), its settings over all layers, and its plan for the machine.
+ * -ENOENT for a name that is no valid profile name.
+ */
+int session_compute(Session *s, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
+		    Plan **ret_plan, char **ret_error);
