@@ -69,12 +69,7 @@ static int config_key(IniFile *ini, const char *section, const char *key, const 
 		return ini_unknown_key(ini, section, key);
 	}
 
-	r = settings_parse_key(ini, &c->overrides, section, key, value);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return ini_unknown_key(ini, section, key);
-	return 0;
+	return settings_parse_key(ini, &c->overrides, section, key, value);
 }
 
 static const IniSyntax config_syntax = {

@@ -202,12 +202,7 @@ static int hardware_key(IniFile *ini, const char *section, const char *key, cons
 		return 0;
 	}
 
-	k = settings_parse_key(ini, &r->settings, section, key, value);
-	if (k < 0)
-		return k;
-	if (k == 0)
-		return ini_unknown_key(ini, section, key);
-	return 0;
+	return settings_parse_key(ini, &r->settings, section, key, value);
 }
 
 static const IniSyntax hardware_syntax = {

@@ -68,8 +68,9 @@ void strv_sort_plain(char **l);
 int origin_set(Origin *o, const char *file, unsigned line);
 
 /*
- * Handle a [scheduler] or [isolation] key into @s. Returns 1 if handled,
- * 0 for a key the settings do not know, negative errno (set in @ini).
+ * Handle a key of a settings section ([scheduler], [isolation]) into @s,
+ * through the settings table. Returns 0, or a negative errno set in @ini
+ * (also "unknown key" for a key the table does not have in @section).
  */
 int settings_parse_key(IniFile *ini, ProfileSettings *s, const char *section,
 		       const char *key, const char *value);

@@ -126,12 +126,7 @@ static int profile_key(IniFile *ini, const char *section, const char *key, const
 		return 0;
 	}
 
-	r = settings_parse_key(ini, &p->settings, section, key, value);
-	if (r < 0)
-		return r;
-	if (r == 0)
-		return ini_unknown_key(ini, section, key);
-	return 0;
+	return settings_parse_key(ini, &p->settings, section, key, value);
 }
 
 static const IniSyntax profile_syntax = {

@@ -161,9 +161,9 @@ int settings_parse_key(IniFile *ini, ProfileSettings *s, const char *section,
 		s->value[i] = v;
 		if (origin_set(&s->origin[i], ini_file(ini), ini_line(ini)) < 0)
 			return ini_error(ini, -ENOMEM, "out of memory");
-		return 1;
+		return 0;
 	}
-	return 0;
+	return ini_unknown_key(ini, section, key);
 }
 
 int settings_resolve(HardwareRule *const *rules, size_t n_rules, const MatchFacts *f,
