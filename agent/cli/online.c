@@ -251,40 +251,18 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 		json_key(&w, "version");
 		json_string(&w, version);
 		json_key(&w, "cpu");
-		json_begin_object(&w);
-		json_key(&w, "vendor");
-		json_string(&w, vendor);
-		json_key(&w, "family");
-		json_int(&w, family);
-		json_key(&w, "model");
-		json_int(&w, model);
-		json_key(&w, "name");
-		json_string(&w, name);
-		json_end_object(&w);
+		json_row(&w, JSON_STR("vendor", vendor), JSON_INT("family", family), JSON_INT("model", model),
+			 JSON_STR("name", name));
 		json_key(&w, "topology");
-		json_begin_object(&w);
-		json_key(&w, "packages");
-		json_int(&w, t.packages);
-		json_key(&w, "nodes");
-		json_int(&w, t.nodes);
-		json_key(&w, "nodes_per_package");
-		json_int(&w, t.nodes_per_package);
-		json_key(&w, "cores");
-		json_int(&w, t.cores);
-		json_key(&w, "threads");
-		json_int(&w, t.threads);
-		json_key(&w, "llcs");
-		json_int(&w, t.llcs);
-		json_key(&w, "smt");
-		json_bool(&w, t.smt);
-		json_end_object(&w);
+		json_row(&w, JSON_INT("packages", t.packages), JSON_INT("nodes", t.nodes),
+			 JSON_INT("nodes_per_package", t.nodes_per_package), JSON_INT("cores", t.cores),
+			 JSON_INT("threads", t.threads), JSON_INT("llcs", t.llcs), JSON_BOOL("smt", t.smt));
 		json_key(&w, "settings");
 		json_begin_array(&w);
-		for (size_t i = 0; i < n_rows; i++) {
+		for (size_t i = 0; i < n_rows; i++)
 			json_row(&w, JSON_STR("name", rows[i].name), JSON_STR("desired", rows[i].desired),
 				 JSON_STR("actual", rows[i].actual), JSON_BOOL("in_sync", rows[i].in_sync),
 				 JSON_STR("source", rows[i].source));
-		}
 		json_end_array(&w);
 		json_key(&w, "isolated_cpus");
 		json_string(&w, isolated);
