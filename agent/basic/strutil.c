@@ -143,6 +143,19 @@ int vstrprintf_to(char **dst, const char *fmt, va_list ap)
 	return 0;
 }
 
+int error_message(char **ret_error, int error, const char *fmt, ...)
+{
+	va_list ap;
+
+	if (!ret_error)
+		return error;
+
+	va_start(ap, fmt);
+	(void)vstrprintf_to(ret_error, fmt, ap);
+	va_end(ap);
+	return error;
+}
+
 int strprintf_to(char **dst, const char *fmt, ...)
 {
 	va_list ap;

@@ -29,6 +29,8 @@ char *vstrprintf(const char *fmt, va_list ap) _printf_(1, 0);
 /* Format into *dst, releasing what it held, like strdup_to(); *dst is unchanged on -ENOMEM. */
 int strprintf_to(char **dst, const char *fmt, ...) _printf_(2, 3);
 int vstrprintf_to(char **dst, const char *fmt, va_list ap) _printf_(2, 0);
+/* Set *ret_error (if given) to the formatted message; returns @error. */
+int error_message(char **ret_error, int error, const char *fmt, ...) _printf_(3, 4);
 
 /* NULL-terminated string vectors. */
 char **strv_free(char **l);

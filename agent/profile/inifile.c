@@ -264,19 +264,6 @@ int ini_parse_text(const char *text, const char *file, const IniSyntax *syntax, 
 	return 0;
 }
 
-int error_message(char **ret_error, int error, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (!ret_error)
-		return error;
-
-	va_start(ap, fmt);
-	(void)vstrprintf_to(ret_error, fmt, ap);
-	va_end(ap);
-	return error;
-}
-
 int config_file_read(int root_fd, const char *dir, const char *name, char **ret_text,
 		     char **ret_file, char **ret_error)
 {

@@ -42,9 +42,6 @@ int ini_unknown_key(IniFile *ini, const char *section, const char *key);
 int ini_parse_text(const char *text, const char *file, const IniSyntax *syntax, void *userdata,
 		   char **ret_error);
 
-/* Set *ret_error (if given) to the formatted message; returns @error. */
-int error_message(char **ret_error, int error, const char *fmt, ...) _printf_(3, 4);
-
 /*
  * Read "@dir/@name" below @root_fd; *ret_file is the administrator's name
  * for it ("/" + relative path). Errors other than -ENOENT come with

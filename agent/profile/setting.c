@@ -49,18 +49,6 @@ static const char *const numa_balancing_mode_table[_NUMA_BALANCING_MAX] = {
 /* The kernel rejects relax levels above its number of domain levels; 15 is ample. */
 #define RELAX_LEVEL_MAX 15
 
-_printf_(3, 4) static int invalid(char **ret_error, int error, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ret_error) {
-		va_start(ap, fmt);
-		(void)vstrprintf_to(ret_error, fmt, ap);
-		va_end(ap);
-	}
-	return error;
-}
-
 int setting_parse_name(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
 {
 	for (size_t i = 0; i < s->n_names; i++)
@@ -68,7 +56,7 @@ int setting_parse_name(const Setting *s, const char *text, SettingValue *ret, ch
 			*ret = (SettingValue) { .mode = (int)i };
 			return 0;
 		}
-	return invalid(ret_error, -EINVAL, "invalid value '%s' for %s: expected %s", text, s->key, s->expected);
+	return error_message(ret_error, -EINVAL, "invalid value '%s' for %s: expected %s", text, s->key, s->expected);
 }
 
 int setting_format_name(const Setting *s, const SettingValue *v, char **ret)
@@ -86,8 +74,8 @@ static int parse_relax(const Setting *s, const char *text, SettingValue *ret, ch
 	else if (safe_atoi(text, &level) >= 0 && level >= -1 && level <= RELAX_LEVEL_MAX)
 		m = RELAX_LEVEL;
 	else
-		return invalid(ret_error, -EINVAL, "invalid value '%s' for %s: expected -1..%d, auto or keep", text,
-			       s->key, RELAX_LEVEL_MAX);
+		return error_message(ret_error, -EINVAL, "invalid value '%s' for %s: expected -1..%d, auto or keep",
+				     text, s->key, RELAX_LEVEL_MAX);
 	*ret = (SettingValue) { .mode = m, .level = m == RELAX_LEVEL ? level : -1 };
 	return 0;
 }
@@ -149,25 +137,25 @@ static int parse_isolated_cpus(const Setting *s, const char *value, SettingValue
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)
-			return invalid(ret_error, -EINVAL,
-				       "invalid value '%s' for %s: expected auto:<n>-per-llc or auto:<n>-per-node with n >= 1",
-				       value, s->key);
+			return error_message(ret_error, -EINVAL,
+					     "invalid value '%s' for %s: expected auto:<n>-per-llc or auto:<n>-per-node with n >= 1",
+					     value, s->key);
 	} else if (isdigit((unsigned char)value[0])) {
 		r = cpuset_parse_list(value, &set, &bad);
 		if (r == -ERANGE)
-			return invalid(ret_error, -EINVAL,
-				       "invalid CPU list '%s' for %s: CPU number out of range (max %u) at '%s'",
-				       value, s->key, CPUSET_MAX_CPUS - 1, strempty(bad));
+			return error_message(ret_error, -EINVAL,
+					     "invalid CPU list '%s' for %s: CPU number out of range (max %u) at '%s'",
+					     value, s->key, CPUSET_MAX_CPUS - 1, strempty(bad));
 		if (r == -ENOMEM)
 			return r;
 		if (r < 0)
-			return invalid(ret_error, -EINVAL, "invalid CPU list '%s' for %s: bad text at '%s'",
-				       value, s->key, strempty(bad));
+			return error_message(ret_error, -EINVAL, "invalid CPU list '%s' for %s: bad text at '%s'",
+					     value, s->key, strempty(bad));
 		mode = ISOLATION_LIST;
 	} else
-		return invalid(ret_error, -EINVAL,
-			       "invalid value '%s' for %s: expected none, keep, a CPU list, auto:<n>-per-llc or auto:<n>-per-node",
-			       value, s->key);
+		return error_message(ret_error, -EINVAL,
+				     "invalid value '%s' for %s: expected none, keep, a CPU list, auto:<n>-per-llc or auto:<n>-per-node",
+				     value, s->key);
 
 	*ret = (SettingValue) { .mode = mode, .per_group = n, .cpus = set };
 	return 0;

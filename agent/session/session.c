@@ -20,18 +20,6 @@ void session_done(Session *s)
 	*s = (Session) SESSION_INIT;
 }
 
-_printf_(3, 4) static int fail(char **ret_error, int r, const char *fmt, ...)
-{
-	va_list ap;
-
-	if (ret_error) {
-		va_start(ap, fmt);
-		(void)vstrprintf_to(ret_error, fmt, ap);
-		va_end(ap);
-	}
-	return r;
-}
-
 int session_discover(Session *s, const char *root, const char *config_root, bool live, const char *cpuid_dump,
 		     SessionKernel kernel, char **ret_error)
 {
@@ -39,23 +27,25 @@ int session_discover(Session *s, const char *root, const char *config_root, bool
 
 	r = root_open(root, &s->root_fd);
 	if (r < 0)
-		return fail(ret_error, r, "Failed to open root directory %s: %s", root, strerror(-r));
+		return error_message(ret_error, r, "Failed to open root directory %s: %s", root, strerror(-r));
 	if (config_root) {
 		r = root_open(config_root, &s->config_fd);
 		if (r < 0)
-			return fail(ret_error, r, "Failed to open configuration root %s: %s", config_root, strerror(-r));
+			return error_message(ret_error, r, "Failed to open configuration root %s: %s", config_root,
+					     strerror(-r));
 	} else
 		s->config_fd = s->root_fd;
 
 	r = cpuid_identify(s->root_fd, live, cpuid_dump, &s->identity);
 	if (r < 0)
-		return fail(ret_error, r, "Failed to identify the CPU from %s: %s",
-			    cpuid_dump ?: live ? "CPUID" : "the sysroot's proc/cpuinfo", strerror(-r));
+		return error_message(ret_error, r, "Failed to identify the CPU from %s: %s",
+				     cpuid_dump ?: live ? "CPUID" : "the sysroot's proc/cpuinfo", strerror(-r));
 
 	r = topology_load(s->root_fd, &s->topology);
 	if (r < 0)
-		return fail(ret_error, r, "Failed to read the CPU topology below %s/sys/devices/system/cpu: %s",
-			    streq(root, "/") ? "" : root, strerror(-r));
+		return error_message(ret_error, r,
+				     "Failed to read the CPU topology below %s/sys/devices/system/cpu: %s",
+				     streq(root, "/") ? "" : root, strerror(-r));
 
 	switch (kernel) {
 	case SESSION_KERNEL_PATCHED:
@@ -67,7 +57,7 @@ int session_discover(Session *s, const char *root, const char *config_root, bool
 	default:
 		r = kernel_probe(s->root_fd, &s->caps);
 		if (r < 0)
-			return fail(ret_error, r, "Failed to probe the kernel: %s", strerror(-r));
+			return error_message(ret_error, r, "Failed to probe the kernel: %s", strerror(-r));
 	}
 
 	s->facts = plan_match_facts(&s->identity, s->topology);
@@ -108,18 +98,18 @@ int session_compute(Session *s, const char *name, Profile **ret_profile, Profile
 	if (!name) {
 		r = profile_select(s->config, s->rules, s->n_rules, &s->facts, &selected, NULL);
 		if (r < 0)
-			return fail(ret_error, r, "Failed to select a profile: %s", strerror(-r));
+			return error_message(ret_error, r, "Failed to select a profile: %s", strerror(-r));
 		name = selected;
 	}
 	if (!profile_name_is_valid(name))
-		return fail(ret_error, -ENOENT, "'%s' is not a valid profile name", name);
+		return error_message(ret_error, -ENOENT, "'%s' is not a valid profile name", name);
 	r = profile_load(s->config_fd, name, &p, ret_error);
 	if (r < 0)
 		return r;
 
 	r = settings_resolve(s->rules, s->n_rules, &s->facts, p, s->config, &settings);
 	if (r < 0)
-		return fail(ret_error, r, "Failed to resolve settings: %s", strerror(-r));
+		return error_message(ret_error, r, "Failed to resolve settings: %s", strerror(-r));
 	in = (PlanInput) {
 		.identity = &s->identity,
 		.topology = s->topology,
@@ -129,7 +119,7 @@ int session_compute(Session *s, const char *name, Profile **ret_profile, Profile
 	};
 	r = plan_compute(&in, &plan);
 	if (r < 0)
-		return fail(ret_error, r, "Failed to compute the plan: %s", strerror(-r));
+		return error_message(ret_error, r, "Failed to compute the plan: %s", strerror(-r));
 
 	*ret_profile = TAKE_PTR(p);
 	*ret_settings = settings;
