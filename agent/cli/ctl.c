@@ -34,6 +34,20 @@ static int session_open(const CtlContext *ctx, Session *s, bool want_config)
 	return 0;
 }
 
+int parse_json_option(int argc, char *argv[], bool *json)
+{
+	static const struct option options[] = { { "json", no_argument, NULL, 'j' }, {} };
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "j", options, NULL)) >= 0)
+		if (c == 'j')
+			*json = true;
+		else
+			return -EINVAL;
+	return 0;
+}
+
 int parse_cpu_arg(const char *s, unsigned *ret)
 {
 	int r = safe_atou_base(s, 10, ret);
@@ -45,18 +59,11 @@ int parse_cpu_arg(const char *s, unsigned *ret)
 
 static int verb_topology(const CtlContext *ctx, int argc, char *argv[])
 {
-	static const struct option options[] = { { "json", no_argument, NULL, 'j' }, {} };
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	bool json = ctx->json;
-	int c;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "j", options, NULL)) >= 0)
-		if (c == 'j')
-			json = true;
-		else
-			return 2;
-
+	if (parse_json_option(argc, argv, &json) < 0)
+		return 2;
 	if (session_open(ctx, &s, false) < 0)
 		return 2;
 	if (json)

@@ -15,6 +15,8 @@ typedef struct CtlContext {
 
 /* --cpu N: a CPU number below CPUSET_MAX_CPUS; logs and returns -EINVAL otherwise. */
 int parse_cpu_arg(const char *s, unsigned *ret);
+/* The options of a verb whose only one is --json: sets *json; -EINVAL for anything else. */
+int parse_json_option(int argc, char *argv[], bool *json);
 
 /* Run a verb; returns the process exit status (0 ok, 1 drift, 2 error). */
 int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[]);

@@ -173,7 +173,6 @@ static int read_topology(sd_bus *bus, TopologyInfo *t)
 
 static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 {
-	static const struct option options[] = { { "json", no_argument, NULL, 'j' }, {} };
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *settings = NULL;
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
@@ -185,14 +184,10 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	TopologyInfo t = {};
 	bool json = ctx->json, reboot;
 	unsigned family, model;
-	int c, r;
+	int r;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "j", options, NULL)) >= 0)
-		if (c == 'j')
-			json = true;
-		else
-			return 2;
+	if (parse_json_option(argc, argv, &json) < 0)
+		return 2;
 	r = connect_or_explain(ctx, &bus);
 	if (r)
 		return r;
@@ -378,22 +373,17 @@ static const char *not_applied_setting(const char *reason, char **ret_setting)
 
 static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 {
-	static const struct option options[] = { { "json", no_argument, NULL, 'j' }, {} };
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	_cleanup_strv_free_ char **reasons = NULL;
 	bool json = ctx->json;
 	JsonWriter w;
-	int ok = 0, c, r;
+	int ok = 0, r;
 	const char *s, *want, *got;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "j", options, NULL)) >= 0)
-		if (c == 'j')
-			json = true;
-		else
-			return 2;
+	if (parse_json_option(argc, argv, &json) < 0)
+		return 2;
 	r = connect_or_explain(ctx, &bus);
 	if (r)
 		return r;
