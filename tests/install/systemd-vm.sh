@@ -284,6 +284,17 @@ snapshot() {
 		-o -path /var/lib/dpkg -o -path /var/tmp \) -prune -o -print | LC_ALL=C sort
 }
 
+# The operator selects hpc (isolated CPUs) with a drop-in and reloads.
+hpc_dropin() {
+	x 'mkdir -p /etc/topotune/topotune.conf.d'
+	x 'printf "[daemon]\nprofile = hpc\n" >/etc/topotune/topotune.conf.d/50-site.conf'
+	x 'topotunectl reload'
+	fact reload_rc "$rc"
+	x 'topotunectl status'
+	fact profile_reload "$(prop ActiveProfile)"
+	fact hpc_state "$(prop State)"
+}
+
 # The isolation at work (TAG names the facts): a workload the operator starts
 # in the slice, the CPUs it may use, the partition, what the kernel isolated,
 # the CPUs outside every scheduler domain (/proc/schedstat: a cpu line with
@@ -355,12 +366,7 @@ session() {
 	fact nobody_set_rc "$rc"
 
 	sec "a profile by drop-in"
-	x 'mkdir -p /etc/topotune/topotune.conf.d'
-	x 'printf "[daemon]\nprofile = hpc\n" >/etc/topotune/topotune.conf.d/50-site.conf'
-	x 'topotunectl reload'
-	fact reload_rc "$rc"
-	x 'topotunectl status'
-	fact profile_reload "$(prop ActiveProfile)"
+	hpc_dropin
 	x 'topotunectl verify'
 	fact verify_hpc_rc "$rc"
 	controls >"$TT/controls-hpc.txt"
@@ -481,13 +487,7 @@ session_patched() {
 	x 'topotunectl layout | head -n 12'
 
 	sec "hpc by drop-in: isolation under systemd"
-	x 'mkdir -p /etc/topotune/topotune.conf.d'
-	x 'printf "[daemon]\nprofile = hpc\n" >/etc/topotune/topotune.conf.d/50-site.conf'
-	x 'topotunectl reload'
-	fact reload_rc "$rc"
-	x 'topotunectl status'
-	fact profile_reload "$(prop ActiveProfile)"
-	fact hpc_state "$(prop State)"
+	hpc_dropin
 	isolation phpc
 	x 'topotunectl verify'
 	fact hpc_verify_rc "$rc"
