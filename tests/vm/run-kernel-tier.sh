@@ -223,9 +223,9 @@ mkdir -p "$run"
 for kind in base patched; do
 	k=$kbase; [ "$kind" = patched ] && k=$kpatched
 	note "booting $kind kernels"
-	boot "$k" "$HYGON" 3 topo,buddy,newidle,relax,seed001,agent,bench "$run/hygon3-$kind.log"
-	boot "$k" "$GNR" 3 topo,layout "$run/gnr3-$kind.log"
-	boot "$k" "$HYGON" 1 topo,layout "$run/hygon1-$kind.log"
+	boot "$k" "$HYGON" 3 topo,abi,buddy,softirq,newidle,relax,seed001,agent,bench "$run/hygon3-$kind.log"
+	boot "$k" "$GNR" 3 topo,abi,layout "$run/gnr3-$kind.log"
+	boot "$k" "$HYGON" 1 topo,abi,layout "$run/hygon1-$kind.log"
 done
 note "serial logs in $run"
 
