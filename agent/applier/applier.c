@@ -140,13 +140,9 @@ int applier_new(int root_fd, const ApplierIo *io, const ApplierHooks *hooks, App
 _printf_(3, 4) static int fail(Applier *a, int r, const char *fmt, ...)
 {
 	va_list ap;
-	char *s;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) >= 0) {
-		free(a->error);
-		a->error = s;
-	}
+	(void)vstrprintf_to(&a->error, fmt, ap);   /* out of memory: the previous error stays */
 	va_end(ap);
 	return r;
 }
@@ -533,14 +529,10 @@ static void recovery_problem(Recovery *rec, const char *fmt, ...) _printf_(2, 3)
 static void recovery_problem(Recovery *rec, const char *fmt, ...)
 {
 	va_list ap;
-	char *s = NULL;
 
 	va_start(ap, fmt);
-	if (vasprintf(&s, fmt, ap) < 0)
-		s = NULL;
+	(void)strv_push(&rec->problems, vstrprintf(fmt, ap));
 	va_end(ap);
-	if (s)
-		(void)strv_push(&rec->problems, s);
 }
 
 int applier_recover(Applier *a, Recovery *ret)

@@ -33,38 +33,34 @@ static char *bus_text(const char *s)
 	return utf8_escape_invalid(strempty(s));
 }
 
+/* The message as valid UTF-8, for a bus error; NULL on OOM. */
+_printf_(1, 0) static char *bus_error_text(const char *fmt, va_list ap)
+{
+	_cleanup_free_ char *s = vstrprintf(fmt, ap);
+
+	return s ? bus_text(s) : NULL;
+}
+
 _printf_(3, 4) static int bus_error_setf(sd_bus_error *error, const char *name, const char *fmt, ...)
 {
-	_cleanup_free_ char *s = NULL, *t = NULL;
+	_cleanup_free_ char *t = NULL;
 	va_list ap;
-	int r;
 
 	va_start(ap, fmt);
-	r = vasprintf(&s, fmt, ap);
+	t = bus_error_text(fmt, ap);
 	va_end(ap);
-	if (r < 0)
-		return -ENOMEM;
-	t = bus_text(s);
-	if (!t)
-		return -ENOMEM;
-	return sd_bus_error_set(error, name, t);
+	return t ? sd_bus_error_set(error, name, t) : -ENOMEM;
 }
 
 _printf_(3, 4) static int bus_error_set_errnof(sd_bus_error *error, int r, const char *fmt, ...)
 {
-	_cleanup_free_ char *s = NULL, *t = NULL;
+	_cleanup_free_ char *t = NULL;
 	va_list ap;
-	int k;
 
 	va_start(ap, fmt);
-	k = vasprintf(&s, fmt, ap);
+	t = bus_error_text(fmt, ap);
 	va_end(ap);
-	if (k < 0)
-		return -ENOMEM;
-	t = bus_text(s);
-	if (!t)
-		return -ENOMEM;
-	return sd_bus_error_set_errnof(error, r, "%s", t);
+	return t ? sd_bus_error_set_errnof(error, r, "%s", t) : -ENOMEM;
 }
 
 static int append_text(sd_bus_message *reply, const char *s)
