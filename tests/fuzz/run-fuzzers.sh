@@ -62,11 +62,11 @@ tsrc[kernel]="fuzz-kernel.c fuzz-tree.c";           tmods[kernel]="basic cpuid k
 tsrc[topology]="fuzz-topology.c fuzz-tree.c";       tmods[topology]="basic cpuid topology kernel profile planner"
 tsrc[planner]="fuzz-planner.c ../unit/topo-build.c"; tmods[planner]="basic cpuid topology kernel profile planner"
 tsrc[schedstat]="fuzz-schedstat.c fuzz-tree.c ../unit/topo-build.c"; tmods[schedstat]="basic cpuid topology kernel profile planner"
-tsrc[bus]="fuzz-bus.c fuzz-tree.c";                 tmods[bus]="basic cpuid topology kernel profile planner applier netlink service"
+tsrc[bus]="fuzz-bus.c fuzz-tree.c";                 tmods[bus]="basic cpuid topology kernel profile planner session applier netlink service"
 
 pkgs="libcpuid inih libsystemd libnl-3.0"
 incs="-I$src -I$src/tests/fuzz -I$src/tests/unit"
-for m in basic cpuid topology kernel profile planner applier netlink service; do
+for m in basic cpuid topology kernel profile planner session applier netlink service; do
 	incs="$incs -I$src/agent/$m"
 done
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"
