@@ -552,9 +552,9 @@ done
 # (stock: Debian's kernel and initrd; patched: the series' bzImage, which
 # needs no initrd), its transcript copied to TRANSCRIPT_FILE, its facts to
 # $WORK/KIND/facts.txt.
-boot() {	# KIND TRANSCRIPT_FILE QEMU_KERNEL_ARGS...
-	kind=$1 tfile=$2
-	shift 2
+boot() {	# KIND TRANSCRIPT_FILE TCG_THREADS QEMU_KERNEL_ARGS...
+	kind=$1 tfile=$2 threads=$3
+	shift 3
 	d="$WORK/$kind"
 	mkdir -p "$d/io"
 	cp "$IO"/* "$d/io/"
@@ -567,7 +567,7 @@ boot() {	# KIND TRANSCRIPT_FILE QEMU_KERNEL_ARGS...
 	b0=$(date +%s)
 	rc=0
 	# shellcheck disable=SC2086
-	timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel tcg,thread=multi -M pc -m 1536 \
+	timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=$threads" -M pc -m 1536 \
 		-smp 12,sockets=2,cores=3,threads=2 -cpu Icelake-Server,vendor=GenuineIntel,family=6,model=173 $NUMA \
 		"$@" \
 		-drive "file=$d/root.qcow2,if=virtio,format=qcow2" \
@@ -577,10 +577,13 @@ boot() {	# KIND TRANSCRIPT_FILE QEMU_KERNEL_ARGS...
 	rm -f "$d/root.qcow2"
 	for x in facts.txt transcript.txt; do
 		rm -f "$d/$x"
-		debugfs -R "dump /$x $d/$x" "$d/io.img" >/dev/null 2>&1 || : >"$d/$x"
+		# debugfs exits 0 when the file is not in the image: test for it.
+		debugfs -R "dump /$x $d/$x" "$d/io.img" >/dev/null 2>&1 || true
+		[ -f "$d/$x" ] || : >"$d/$x"
 	done
 	cp "$d/transcript.txt" "$tfile"
 	cp "$d/console.log" "$WORK/console-$kind.log" 2>/dev/null || true
+	cp "$d/qemu.log" "$WORK/qemu-$kind.log" 2>/dev/null || true
 	FACTS="$d/facts.txt"
 	if [ "$rc" = 0 ] && [ "$(f finished)" = 1 ]; then
 		pass "$kind kernel: the guest booted, ran the operator session and powered off ($(($(date +%s) - b0)) s)"
@@ -607,7 +610,7 @@ if [ "${TOPOTUNE_SYSTEMD_VM_PATCHED:-1}" = 1 ]; then
 	fi
 fi
 
-boot stock "$TRANSCRIPT" -kernel "$BASE/vmlinuz" -initrd "$BASE/initrd.img" \
+boot stock "$TRANSCRIPT" multi -kernel "$BASE/vmlinuz" -initrd "$BASE/initrd.img" \
 	-append "root=/dev/vda rw console=ttyS0 panic=-1"
 
 # 5. the checks
@@ -739,7 +742,11 @@ note "topotuned CPU time: $(f cpu_start) ns after the first start, $(f cpu_resta
 # The patched kernel: the whole product under systemd.
 if [ -n "$PATCHED" ]; then
 	PT="${TRANSCRIPT%.txt}-patched.txt"
-	boot patched "$PT" -kernel "$PATCHED" -append "root=/dev/vda rw rootwait console=ttyS0 panic=-1"
+	# One TCG thread, as the kernel tier boots it: with multi-threaded TCG a CPU can run a
+	# stale translation of code the kernel is patching (a static key's int3), and this
+	# kernel then dies in the int3 handler ("Oops: int3" in sched_cache_enabled(), seen
+	# in 2 of 4 boots); Debian's kernel has not shown it.
+	boot patched "$PT" single -kernel "$PATCHED" -append "root=/dev/vda rw rootwait console=ttyS0 panic=-1"
 	OUT=$PT
 	check "patched kernel: systemd is PID 1" "$(f pid1)" /usr/lib/systemd/systemd
 	check "patched kernel: apt-get install: exit 0, topotuned active (running)" \
