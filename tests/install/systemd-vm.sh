@@ -583,6 +583,7 @@ boot() {	# KIND TRANSCRIPT_FILE TCG_THREADS QEMU_KERNEL_ARGS...
 	done
 	cp "$d/transcript.txt" "$tfile"
 	cp "$d/console.log" "$WORK/console-$kind.log" 2>/dev/null || true
+	cp "$d/console.log" "${tfile%.txt}-console.txt" 2>/dev/null || true
 	cp "$d/qemu.log" "$WORK/qemu-$kind.log" 2>/dev/null || true
 	FACTS="$d/facts.txt"
 	if [ "$rc" = 0 ] && [ "$(f finished)" = 1 ]; then
