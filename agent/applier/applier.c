@@ -38,6 +38,11 @@
  * cpuset.cpus.partition (WRITE_PARTITION); revert and crash recovery undo
  * them in reverse through the same calls, and the slice's cgroup goes with
  * the stop that comes last.
+ * - Under topotuned.service the slice is active before the daemon starts
+ *   (Wants=, After=; its sandbox can only open a cgroup that exists when
+ *   the namespace is made), so StartUnit is a step already in sync and
+ *   revert never stops it; the slice's StopWhenUnneeded= stops it with the
+ *   service when no workload runs in it.
  */
 #include <fcntl.h>
 #include <stdarg.h>
@@ -976,12 +981,14 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 			}
 			/*
 			 * Debian's grub-mkconfig reads /etc/default/grub.d/ *.cfg; a
-			 * GRUB without that directory gets it (removed on revert).
-			 * Without /etc/default/grub this is no GRUB we handle: the
-			 * command line stays pending (PendingKernelCmdline) and
-			 * everything else is applied.
+			 * GRUB without that directory gets it (removed on revert;
+			 * the packages ship it, as the unit's sandbox cannot make
+			 * it). Without /etc/default/grub (grub-pc and grub-efi
+			 * make it) this is no GRUB we handle, whether or not
+			 * grub.d exists: the command line stays pending
+			 * (PendingKernelCmdline) and everything else is applied.
 			 */
-			if (!dir_exists_at(a->root_fd, GRUB_DIR) && !path_exists_at(a->root_fd, "etc/default/grub")) {
+			if (!path_exists_at(a->root_fd, "etc/default/grub")) {
 				log_notice("manage_bootloader = yes, but /etc/default/grub is absent (not a GRUB system): "
 					   "add %s to the kernel command line yourself", plan->kernel_cmdline);
 				continue;

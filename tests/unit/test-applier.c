@@ -738,7 +738,28 @@ static void test_bootloader(void)
 	KernelCaps k;
 	PlanInput in;
 
+	/* grub.d without /etc/default/grub (the package ships grub.d): no GRUB, nothing written. */
 	put(fd, "etc/default/grub.d/.keep", "");
+	before = snapshot(fd);
+	check(topo_build(&small, &t) == 0);
+	kernel_caps_stock(&k);
+	in = (PlanInput) { &intel, t, &k, &s, "t" };
+	check(plan_compute(&in, &p) == 0);
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	a->manage_bootloader = true;
+	check_int(applier_apply(a, p), 0);
+	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
+	check(applier_revert(a) == 0);
+	a = applier_free(a);
+	p = plan_free(p);
+	t = topology_free(t);
+	after = snapshot(fd);
+	check_str(after, before);
+	free(after);
+	after = NULL;
+
+	put(fd, "etc/default/grub", "GRUB_DEFAULT=0\n");
+	free(before);
 	before = snapshot(fd);
 	check(topo_build(&small, &t) == 0);
 	kernel_caps_stock(&k);
@@ -762,7 +783,6 @@ static void test_bootloader(void)
 
 	/* A GRUB without /etc/default/grub.d: the directory is made for the drop-in, and goes on revert. */
 	check(unlinkat(fd, "etc/default/grub.d/.keep", 0) == 0 && unlinkat(fd, "etc/default/grub.d", AT_REMOVEDIR) == 0);
-	put(fd, "etc/default/grub", "GRUB_DEFAULT=0\n");
 	free(before);
 	before = snapshot(fd);
 	check_int(applier_apply(a, p), 2);
@@ -929,6 +949,7 @@ static void test_links_out(const char *target_kind)
 		KernelCaps k;
 		PlanInput in;
 
+		put(fd, "etc/default/grub", "GRUB_DEFAULT=0\n");
 		put(fd, "etc/default/grub.d/.keep", "");
 		check(symlinkat(target, fd, "etc/default/grub.d/topotune.cfg") == 0);
 		check(topo_build(&small, &t) == 0);
