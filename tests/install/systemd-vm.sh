@@ -269,6 +269,7 @@ prop() { busctl get-property $BUS "$1" 2>&1; }
 # Everything topotuned may change on this kernel, one line each.
 controls() {
 	for f in /proc/sys/kernel/sched_smt_buddy_assist /proc/sys/kernel/sched_relax_domain_level \
+		 /proc/sys/kernel/numa_balancing \
 		 /sys/kernel/debug/sched/features /sys/fs/cgroup/cgroup.subtree_control \
 		 /sys/fs/cgroup/cpuset.cpus.isolated \
 		 /sys/fs/cgroup/topotune.slice/cpuset.cpus \
@@ -278,6 +279,67 @@ controls() {
 	echo "topotune.slice: $(systemctl show -P ActiveState topotune.slice)" \
 		"AllowedCPUs=$(systemctl show -P AllowedCPUs topotune.slice)"
 }
+# The kernel's values without the slice's state: while topotuned.service
+# runs, the slice it wants is active (and empty after a revert).
+kvalues() { grep -v '^topotune.slice: ' "$1"; }
+# After a stop the slice goes when nothing needs it (StopWhenUnneeded=):
+# wait for systemd's queue, 10 s at most.
+slice_gone() {
+	i=0
+	while [ "$(systemctl show -P ActiveState topotune.slice)" != inactive ] && [ $i -lt 20 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+}
+
+# The unit's sandbox (TAG names the facts): systemd-analyze's exposure, and
+# from inside the daemon's mount namespace (nsenter -m, so root's
+# capabilities but the sandbox's mounts) which files may be opened for
+# writing. ": >FILE" opens with O_TRUNC and writes nothing, which proc, sys
+# and cgroupfs ignore: nothing changes either way.
+sandbox() {
+	t=$1
+	x 'systemd-analyze security topotuned.service | tail -n 16'
+	fact "${t}_exposure" "$(systemd-analyze security topotuned.service 2>/dev/null |
+		sed -n 's/.*exposure level for topotuned.service: \([0-9.]*\).*/\1/p')"
+	pid=$(show MainPID)
+	open_ok="" open_refused=""
+	for w in /proc/sys/kernel/sched_smt_buddy_assist /proc/sys/kernel/sched_relax_domain_level \
+		 /proc/sys/kernel/numa_balancing /sys/kernel/debug/sched/features \
+		 /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition /run/topotune/probe; do
+		[ -e "$w" ] || [ "$w" = /run/topotune/probe ] || continue
+		x "nsenter -t $pid -m sh -c ': >$w'"
+		if [ "$rc" = 0 ]; then open_ok="$open_ok $w"; else open_refused="$open_refused $w"; fi
+	done
+	x "nsenter -t $pid -m rm -f /run/topotune/probe"
+	fact "${t}_own_refused" "${open_refused# }"
+	open_ok="" others=""
+	for w in /proc/sys/vm/swappiness /proc/sys/kernel/sched_rt_runtime_us /proc/sys/kernel/hostname \
+		 /sys/kernel/debug/sched/verbose /sys/kernel/mm/transparent_hugepage/enabled \
+		 /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/system.slice/cgroup.procs \
+		 /sys/fs/cgroup/topotune.slice/../cgroup.subtree_control /etc/hostname; do
+		[ -e "$w" ] || continue
+		others="$others $w"
+		x "nsenter -t $pid -m sh -c ': >$w'"
+		[ "$rc" != 0 ] || open_ok="$open_ok $w"
+	done
+	fact "${t}_others" "$(echo $others | wc -w)"
+	fact "${t}_others_writable" "${open_ok# }"
+}
+
+# A profile with numa_balancing = off (no shipped profile sets it): the
+# daemon writes kernel.numa_balancing and reverts it.
+numa_profile() {
+	x 'printf "[profile]\ndescription = automatic NUMA balancing off\n[scheduler]\nnuma_balancing = off\n" >/etc/topotune/profiles/numa-off.ini'
+	x 'topotunectl set-profile numa-off'
+	fact numa_rc "$rc"
+	fact numa_value "$(cat /proc/sys/kernel/numa_balancing 2>&1)"
+	x 'cat /proc/sys/kernel/numa_balancing'
+	x 'topotunectl verify'
+	fact numa_verify_rc "$rc"
+	x 'rm /etc/topotune/profiles/numa-off.ini'
+}
+
 # Every file outside the volatile and bookkeeping trees.
 snapshot() {
 	find / -xdev \( -path /proc -o -path /sys -o -path /dev -o -path /run -o -path /tmp \
@@ -360,6 +422,9 @@ session() {
 	x "busctl introspect --no-pager $BUS"
 	x "busctl call $BUS Verify"
 
+	sec "the sandbox"
+	sandbox stock
+
 	sec "an unprivileged user"
 	x "setpriv --reuid=nobody --regid=nogroup --clear-groups busctl get-property $BUS State"
 	fact nobody_read_rc "$rc"
@@ -394,6 +459,7 @@ session() {
 	fact throughput_verify "$(topotunectl verify 2>&1 | grep '^not applied: ' | paste -sd'|' -)"
 	x 'journalctl -u topotuned -p warning --no-pager -o cat'
 	fact warnings "$(journalctl -u topotuned -p warning --no-pager -o cat | grep -c 'Profile throughput applied .*state degraded')"
+	numa_profile
 	x 'topotunectl set-profile latency'
 	fact setprofile_rc "$rc"
 	x 'topotunectl status'
@@ -405,8 +471,12 @@ session() {
 	x 'topotunectl revert'
 	fact revert_rc "$rc"
 	controls >"$TT/controls-revert.txt"
-	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-revert.txt && echo "every value as before the install"'
+	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-revert.txt'
+	kvalues "$TT/controls-orig.txt" >"$TT/k-orig.txt"
+	kvalues "$TT/controls-revert.txt" >"$TT/k-revert.txt"
+	x 'diff -u /mnt/tt/k-orig.txt /mnt/tt/k-revert.txt && echo "every kernel value as before the install"'
 	fact revert_same "$rc"
+	fact revert_slice "$(grep '^topotune.slice: ' "$TT/controls-revert.txt")"
 	fact state_revert "$(prop State)"
 	x 'topotunectl status | head -n 2'
 	x 'topotunectl apply'
@@ -425,6 +495,7 @@ session() {
 	x 'systemctl stop topotuned'
 	fact stop_rc "$rc"
 	fact result_stop "$(show Result)"
+	slice_gone
 	controls >"$TT/controls-stop.txt"
 	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-stop.txt && echo "every value as before the install"'
 	fact stop_same "$rc"
@@ -449,6 +520,7 @@ session() {
 	sec "purge"
 	x 'apt-get purge -y topotune'
 	fact purge_rc "$rc"
+	slice_gone
 	x 'systemctl status topotuned --no-pager'
 	fact unit_purge "$(show LoadState)/$(show ActiveState)"
 	controls >"$TT/controls-purge.txt"
@@ -487,6 +559,9 @@ session_patched() {
 	fact compare1_rc "$rc"
 	x 'topotunectl layout | head -n 12'
 
+	sec "the sandbox (patched kernel)"
+	sandbox patched
+
 	sec "hpc by drop-in: isolation under systemd"
 	hpc_dropin
 	isolation phpc
@@ -508,6 +583,7 @@ session_patched() {
 	sec "stop"
 	x 'systemctl stop topotuned'
 	fact stop_rc "$rc"
+	slice_gone
 	controls >"$TT/controls-stop.txt"
 	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-stop.txt && echo "every value as before the install"'
 	fact stop_same "$rc"
@@ -690,6 +766,22 @@ if output "busctl introspect --no-pager org.topotune1 /org/topotune1 org.topotun
 else
 	fail "busctl introspect lists SetProfile(sb)"
 fi
+# The unit's sandbox (units/topotuned.service).
+check_sandbox() {	# TAG WHAT
+	check "$2: every file topotuned writes may be opened for writing in its sandbox" "$(f "${1}_own_refused")" ""
+	if [ "$(f "${1}_others")" -ge 6 ] 2>/dev/null; then
+		check "$2: $(f "${1}_others") other /proc/sys, /sys, cgroup and /etc files are read-only in the sandbox" \
+			"$(f "${1}_others_writable")" ""
+	else
+		fail "$2: only '$(f "${1}_others")' of the other files exist in the guest"
+	fi
+	if awk -v e="$(f "${1}_exposure")" 'BEGIN { exit !(e != "" && e + 0 < 2.4) }'; then
+		pass "$2: systemd-analyze security: exposure $(f "${1}_exposure") (2.4 before ProtectKernelTunables=/ProtectControlGroups=)"
+	else
+		fail "$2: systemd-analyze security: exposure '$(f "${1}_exposure")', wanted below 2.4"
+	fi
+}
+check_sandbox stock "stock kernel"
 check "an unprivileged user may read" "$(f nobody_read_rc)" 0
 check "an unprivileged user may not set-profile (polkit, no agent): exit 2" "$(f nobody_set_rc)" 2
 check "stock kernel: set-profile throughput applies what the kernel supports: exit 0, State degraded" \
@@ -709,7 +801,11 @@ check "topotunectl set-profile latency: exit 0" "$(f setprofile_rc)" 0
 check "ActiveProfile after set-profile" "$(f profile_set)" 's "latency"'
 check "latency's relax_domain_level = 3 pending a reboot" "$(f pending_set)" 's "relax_domain_level=3"'
 check "topotunectl revert: exit 0, State off" "$(f revert_rc) $(f state_revert)" '0 s "off"'
-check "revert restores every value" "$(f revert_same)" 0
+check "revert restores every kernel value" "$(f revert_same)" 0
+check "after revert the slice is active (topotuned.service wants it), with no AllowedCPUs=" \
+	"$(f revert_slice)" "topotune.slice: active AllowedCPUs="
+check "numa_balancing = off (a profile of the operator's): set-profile exit 0, kernel.numa_balancing 0, verify exit 0" \
+	"$(f numa_rc) $(f numa_value) $(f numa_verify_rc)" "0 0 0"
 check "topotunectl apply after revert: exit 0" "$(f apply_rc)" 0
 check "systemctl restart topotuned: exit 0" "$(f restart_rc)" 0
 check "systemctl stop topotuned: exit 0, Result=success" "$(f stop_rc) $(f result_stop)" "0 success"
@@ -760,6 +856,7 @@ if [ -n "$PATCHED" ]; then
 	"$(f relax1) $(f relax1) yes") pass "patched kernel: kernel.sched_relax_domain_level = $(f relax1), as planned, in sync" ;;
 	*) fail "patched kernel: relax_domain_level: sysctl $(f relax1), status '$(f relax1_setting)'" ;;
 	esac
+	check_sandbox patched "patched kernel"
 	check "patched kernel: verify after start: exit 0" "$(f verify1_rc)" 0
 	check "patched kernel: layout --compare: the kernel's domains are the planner's prediction" "$(f compare1_rc)" 0
 	check "patched kernel: set-profile throughput: exit 0, State applied" \
