@@ -25,6 +25,14 @@ import sys
 import tempfile
 import time
 
+
+def private_bus_conf(address):
+    """The test tiers' one private-bus configuration (tests/private-bus.conf)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "private-bus.conf")) as f:
+        return f.read().replace("@ADDRESS@", address)
+
+
 if len(sys.argv) != 4:
     print(__doc__)
     sys.exit(2)
@@ -160,21 +168,7 @@ RELAX = "proc/sys/kernel/sched_relax_domain_level"
 
 # --- the bus --------------------------------------------------------------------
 with open(os.path.join(base, "bus.conf"), "w") as f:
-    f.write(f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>{ADDR}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow send_type="method_call"/>
-  </policy>
-</busconfig>
-""")
+    f.write(private_bus_conf(ADDR))
 spawn(["dbus-daemon", "--nofork", "--nopidfile", "--config-file", os.path.join(base, "bus.conf")],
       os.path.join(base, "bus.log"))
 for _ in range(100):

@@ -31,6 +31,14 @@ import sys
 import tempfile
 import time
 
+
+def private_bus_conf(address):
+    """The test tiers' one private-bus configuration (tests/private-bus.conf)."""
+    here = os.path.dirname(os.path.abspath(__file__))
+    with open(os.path.join(here, "..", "private-bus.conf")) as f:
+        return f.read().replace("@ADDRESS@", address)
+
+
 if len(sys.argv) != 2:
     print(__doc__)
     sys.exit(2)
@@ -156,21 +164,7 @@ os.makedirs(os.path.dirname(PROBE))
 shutil.copy(shutil.which("sleep") or "/bin/sleep", PROBE)
 
 # --- the bus ------------------------------------------------------------------------------
-wr(os.path.join(base, "bus.conf"), f"""<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>{ADDR}</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow send_type="method_call"/>
-  </policy>
-</busconfig>
-""")
+wr(os.path.join(base, "bus.conf"), private_bus_conf(ADDR))
 
 signals = []   # (time, kind, payload)
 

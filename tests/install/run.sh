@@ -173,22 +173,7 @@ fi
 mkdir -p "$CH/srv/sysroot/usr/lib" "$CH/srv/sysroot/etc/topotune"
 cp -r "$CH/usr/lib/topotune" "$CH/srv/sysroot/usr/lib/"
 mkdir -p "$CH/srv/sysroot/etc/topotune"
-cat >"$CH/tmp/bus.conf" <<'EOF'
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=/tmp/topotune-test-bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow send_type="method_call"/>
-  </policy>
-</busconfig>
-EOF
+sed "s|@ADDRESS@|unix:path=/tmp/topotune-test-bus|" "$SRC/tests/private-bus.conf" >"$CH/tmp/bus.conf"
 BUSADDR=unix:path=/tmp/topotune-test-bus
 # Not through run(): a function in the background is a subshell, and $! must
 # be the process itself to signal and wait for it.

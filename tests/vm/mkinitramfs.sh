@@ -65,23 +65,7 @@ if [ -n "${TOPOTUNE_AGENT_BUILDDIR:-}" ]; then
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 	echo 0123456789abcdef0123456789abcdef >"$root/etc/machine-id"
 	cp "$root/etc/machine-id" "$root/var/lib/dbus/machine-id"
-	cat >"$root/etc/tt-bus.conf" <<'BUS'
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>unix:path=/run/tt-bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow receive_sender="*"/>
-    <allow send_type="method_call"/>
-  </policy>
-</busconfig>
-BUS
+	sed "s|@ADDRESS@|unix:path=/run/tt-bus|" "$repo/tests/private-bus.conf" >"$root/etc/tt-bus.conf"
 fi
 
 install -m 0755 "$here/guest/init" "$root/init"

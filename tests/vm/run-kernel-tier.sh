@@ -164,7 +164,7 @@ else
 	unset TOPOTUNE_AGENT_BUILDDIR
 	echo "SKIP agent-in-guest: no build (no agent binaries in $bdir)"
 fi
-ih=$(cat "$here/guest/init" "$here/mkinitramfs.sh" /bin/busybox /usr/bin/taskset "${agent_files[@]}" |
+ih=$(cat "$here/guest/init" "$here/mkinitramfs.sh" "$repo/tests/private-bus.conf" /bin/busybox /usr/bin/taskset "${agent_files[@]}" |
 	sha256sum | cut -c1-16)
 initrd="$TOPOTUNE_KCACHE/initramfs-$ih.cpio.gz"
 if [ -f "$initrd" ] || "$here/mkinitramfs.sh" "$initrd" 2>"$logs/initramfs.log"; then

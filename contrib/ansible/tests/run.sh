@@ -79,22 +79,7 @@ SMT="$ROOT/proc/sys/kernel/sched_smt_buddy_assist"
 RELAX="$ROOT/proc/sys/kernel/sched_relax_domain_level"
 
 # 3. a private bus and the daemon on the fake root
-cat >"$WORK/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>system</type>
-  <listen>$ADDR</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow send_type="method_call"/>
-  </policy>
-</busconfig>
-EOF
+sed "s|@ADDRESS@|$ADDR|" "$SRC/tests/private-bus.conf" >"$WORK/bus.conf"
 dbus-daemon --nofork --nopidfile --config-file "$WORK/bus.conf" >"$WORK/bus.log" 2>&1 &
 BUS_PID=$!
 start_daemon() {
