@@ -44,6 +44,7 @@
  *   revert never stops it; the slice's StopWhenUnneeded= stops it with the
  *   service when no workload runs in it.
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -131,6 +132,8 @@ int applier_new(int root_fd, const ApplierIo *io, const ApplierHooks *hooks, App
 {
 	Applier *a = calloc(1, sizeof(Applier));
 
+	assert(ret);
+
 	if (!a)
 		return -ENOMEM;
 	a->root_fd = root_fd;
@@ -178,6 +181,9 @@ char *state_escape(const char *s)
 int state_unescape(const char *s, char **ret)
 {
 	char *out, *o;
+
+	assert(s);
+	assert(ret);
 
 	if (streq(s, "!")) {
 		*ret = NULL;
@@ -442,6 +448,8 @@ int applier_load_state(Applier *a)
 	unsigned lineno = 0;
 	int r;
 
+	assert(a);
+
 	r = read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, 0, &text, NULL);
 	if (r == -ENOENT)
 		return 0;
@@ -472,6 +480,8 @@ int applier_load_state(Applier *a)
 
 void recovery_done(Recovery *rec)
 {
+	assert(rec);
+
 	rec->problems = strv_free(rec->problems);
 	free(rec->aside);
 	*rec = (Recovery) {};
@@ -549,6 +559,8 @@ int applier_recover(Applier *a, Recovery *ret)
 	unsigned lineno = 0;
 	size_t kept = 0;
 	int r;
+
+	assert(a);
 
 	*ret = (Recovery) {};
 	r = read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, 0, &text, NULL);
@@ -1176,6 +1188,9 @@ static void rollback(Applier *a, Undo *undo, size_t n_undo)
 
 int applier_apply(Applier *a, const Plan *plan)
 {
+	assert(a);
+	assert(plan);
+
 	return applier_apply_masked(a, plan, 0);
 }
 
@@ -1185,6 +1200,9 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 	_cleanup_free_ Undo *undo = NULL;
 	size_t n_undo = 0;
 	int r, writes = 0;
+
+	assert(a);
+	assert(plan);
 
 	r = plan_writes(a, plan, skip_mask, &l);
 	if (r < 0) {
@@ -1335,6 +1353,8 @@ int applier_revert(Applier *a)
 {
 	int r = 0;
 
+	assert(a);
+
 	for (size_t i = a->n_changes; i > 0; i--) {
 		int k = restore_one(a, i - 1);
 
@@ -1349,6 +1369,9 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 {
 	_cleanup_free_ char *s = NULL;
 	int r;
+
+	assert(a);
+	assert(st);
 
 	switch (st->control ? st->control->kind : _CONTROL_KIND_INVALID) {
 	case CONTROL_VALUE:
@@ -1410,6 +1433,11 @@ int applier_verify(Applier *a, const Plan *plan, Mismatch **ret, size_t *ret_n)
 	Mismatch *m = NULL;
 	size_t n = 0;
 	int r = 0;
+
+	assert(a);
+	assert(plan);
+	assert(ret);
+	assert(ret_n);
 
 	for (size_t i = 0; i < _SETTING_MAX; i++) {
 		const PlanStep *st = &plan->steps[i];

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* CPU sets: storage, set algebra, kernel cpulist/cpumask parse and format. */
+#include <assert.h>
 #include <ctype.h>
 
 #include "cpuset.h"
@@ -8,6 +9,8 @@
 
 void cpuset_done(CpuSet *s)
 {
+	assert(s);
+
 	free(s->bits);
 	*s = (CpuSet) {};
 }
@@ -31,6 +34,8 @@ int cpuset_add(CpuSet *s, unsigned cpu)
 {
 	int r;
 
+	assert(s);
+
 	if (cpu >= CPUSET_MAX_CPUS)
 		return -ERANGE;
 	r = cpuset_grow(s, cpu / 64 + 1);
@@ -43,6 +48,8 @@ int cpuset_add(CpuSet *s, unsigned cpu)
 int cpuset_add_range(CpuSet *s, unsigned first, unsigned last)
 {
 	int r;
+
+	assert(s);
 
 	if (first > last)
 		return -EINVAL;
@@ -58,6 +65,8 @@ int cpuset_add_range(CpuSet *s, unsigned first, unsigned last)
 
 void cpuset_remove(CpuSet *s, unsigned cpu)
 {
+	assert(s);
+
 	if (cpu / 64 < s->n_words)
 		s->bits[cpu / 64] &= ~(UINT64_C(1) << (cpu % 64));
 }
@@ -71,6 +80,8 @@ unsigned cpuset_count(const CpuSet *s)
 {
 	unsigned n = 0;
 
+	assert(s);
+
 	for (size_t i = 0; i < s->n_words; i++)
 		n += (unsigned)__builtin_popcountll(s->bits[i]);
 	return n;
@@ -78,6 +89,8 @@ unsigned cpuset_count(const CpuSet *s)
 
 bool cpuset_is_empty(const CpuSet *s)
 {
+	assert(s);
+
 	for (size_t i = 0; i < s->n_words; i++)
 		if (s->bits[i])
 			return false;
@@ -113,6 +126,9 @@ int cpuset_compare(const CpuSet *a, const CpuSet *b)
 
 bool cpuset_is_subset(const CpuSet *sub, const CpuSet *super)
 {
+	assert(sub);
+	assert(super);
+
 	for (size_t i = 0; i < sub->n_words; i++)
 		if (sub->bits[i] & ~word(super, i))
 			return false;
@@ -133,6 +149,9 @@ int cpuset_copy(CpuSet *dst, const CpuSet *src)
 {
 	CpuSet c = {};
 
+	assert(dst);
+	assert(src);
+
 	if (src->n_words > 0) {
 		c.bits = malloc(src->n_words * sizeof(uint64_t));
 		if (!c.bits)
@@ -149,6 +168,9 @@ int cpuset_or(CpuSet *dst, const CpuSet *src)
 {
 	int r;
 
+	assert(dst);
+	assert(src);
+
 	r = cpuset_grow(dst, src->n_words);
 	if (r < 0)
 		return r;
@@ -159,12 +181,18 @@ int cpuset_or(CpuSet *dst, const CpuSet *src)
 
 void cpuset_and(CpuSet *dst, const CpuSet *src)
 {
+	assert(dst);
+	assert(src);
+
 	for (size_t i = 0; i < dst->n_words; i++)
 		dst->bits[i] &= word(src, i);
 }
 
 void cpuset_andnot(CpuSet *dst, const CpuSet *src)
 {
+	assert(dst);
+	assert(src);
+
 	for (size_t i = 0; i < dst->n_words; i++)
 		dst->bits[i] &= ~word(src, i);
 }
@@ -173,6 +201,8 @@ int cpuset_next(const CpuSet *s, unsigned from)
 {
 	size_t i = from / 64;
 	uint64_t w;
+
+	assert(s);
 
 	if (i >= s->n_words)
 		return -1;
@@ -188,11 +218,15 @@ int cpuset_next(const CpuSet *s, unsigned from)
 
 int cpuset_first(const CpuSet *s)
 {
+	assert(s);
+
 	return cpuset_next(s, 0);
 }
 
 int cpuset_last(const CpuSet *s)
 {
+	assert(s);
+
 	for (size_t i = s->n_words; i > 0; i--)
 		if (s->bits[i - 1])
 			return (int)((i - 1) * 64 + 63 - (size_t)__builtin_clzll(s->bits[i - 1]));
@@ -303,6 +337,8 @@ int cpuset_parse_mask(const char *s, CpuSet *ret)
 	CpuSet set = {};
 	size_t len, nibble = 0;
 	int r;
+
+	assert(ret);
 
 	while (*s && strchr(WHITESPACE, *s))
 		s++;

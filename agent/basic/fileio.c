@@ -7,6 +7,7 @@
  * with openat2() where the kernel has it and a component walk where it
  * does not (fileio.h says which rules apply to reading and to writing).
  */
+#include <assert.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <linux/openat2.h>
@@ -258,6 +259,8 @@ int mkdir_beneath(int dir_fd, const char *path, unsigned mode)
 	const char *name;
 	int r;
 
+	assert(path);
+
 	r = open_parent_beneath(dir_fd, path, &fd, &name);
 	if (r < 0)
 		return r;
@@ -269,6 +272,8 @@ int unlink_beneath(int dir_fd, const char *path, bool dir)
 	_cleanup_close_ int fd = -EBADF;
 	const char *name;
 	int r;
+
+	assert(path);
 
 	r = open_parent_beneath(dir_fd, path, &fd, &name);
 	if (r < 0)
@@ -302,6 +307,8 @@ int root_open(const char *path, int *ret_fd)
 {
 	int fd;
 
+	assert(ret_fd);
+
 	fd = open(path ?: "/", O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_PATH);
 	if (fd < 0)
 		return negative_errno();
@@ -311,6 +318,9 @@ int root_open(const char *path, int *ret_fd)
 
 int read_file_at(int dir_fd, const char *path, size_t max, char **ret, size_t *ret_size)
 {
+	assert(path);
+	assert(ret);
+
 	return read_file_beneath(dir_fd, path, FILEIO_READ, max, ret, ret_size);
 }
 
@@ -319,6 +329,9 @@ int read_file_beneath(int dir_fd, const char *path, FileResolve how, size_t max,
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ char *buf = NULL;
 	size_t size = 0, alloc = 4096;
+
+	assert(path);
+	assert(ret);
 
 	if (max == 0)
 		max = READ_FILE_MAX;
@@ -372,6 +385,9 @@ int read_head_at(int dir_fd, const char *path, size_t size, char **ret)
 	_cleanup_free_ char *buf = NULL;
 	size_t have = 0;
 
+	assert(path);
+	assert(ret);
+
 	fd = open_regular(dir_fd, path, FILEIO_READ);
 	if (fd < 0)
 		return fd;
@@ -400,6 +416,9 @@ int read_line_at(int dir_fd, const char *path, char **ret)
 	char *buf, *nl;
 	int r;
 
+	assert(path);
+	assert(ret);
+
 	r = read_file_at(dir_fd, path, 0, &buf, NULL);
 	if (r < 0)
 		return r;
@@ -416,6 +435,9 @@ int read_line_buf_at(int dir_fd, const char *path, char *buf, size_t size)
 	_cleanup_close_ int fd = -EBADF;
 	size_t have = 0;
 	char *nl;
+
+	assert(path);
+	assert(buf);
 
 	if (size == 0)
 		return -ENOBUFS;
@@ -464,6 +486,9 @@ int read_int_at(int dir_fd, const char *path, int *ret)
 	_cleanup_free_ char *s = NULL;
 	int r;
 
+	assert(path);
+	assert(ret);
+
 	r = read_line_at(dir_fd, path, &s);
 	if (r < 0)
 		return r;
@@ -474,6 +499,9 @@ int read_unsigned_at(int dir_fd, const char *path, unsigned *ret)
 {
 	_cleanup_free_ char *s = NULL;
 	int r;
+
+	assert(path);
+	assert(ret);
 
 	r = read_line_at(dir_fd, path, &s);
 	if (r < 0)

@@ -1,9 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Streaming JSON output with string escaping. */
+#include <assert.h>
+
 #include "json.h"
 
 void json_init(JsonWriter *w, FILE *f, bool pretty)
 {
+	assert(w);
+	assert(f);
+
 	*w = (JsonWriter) { .f = f, .pretty = pretty };
 }
 
@@ -52,21 +57,29 @@ static void end(JsonWriter *w, char c)
 
 void json_begin_object(JsonWriter *w)
 {
+	assert(w);
+
 	begin(w, '{');
 }
 
 void json_end_object(JsonWriter *w)
 {
+	assert(w);
+
 	end(w, '}');
 }
 
 void json_begin_array(JsonWriter *w)
 {
+	assert(w);
+
 	begin(w, '[');
 }
 
 void json_end_array(JsonWriter *w)
 {
+	assert(w);
+
 	end(w, ']');
 }
 
@@ -99,6 +112,9 @@ static void put_string(FILE *f, const char *s)
 
 void json_key(JsonWriter *w, const char *key)
 {
+	assert(w);
+	assert(key);
+
 	value_prefix(w);
 	put_string(w->f, key);
 	fputs(w->pretty ? ": " : ":", w->f);
@@ -107,6 +123,8 @@ void json_key(JsonWriter *w, const char *key)
 
 void json_string(JsonWriter *w, const char *s)
 {
+	assert(w);
+
 	value_prefix(w);
 	if (s)
 		put_string(w->f, s);
@@ -116,29 +134,39 @@ void json_string(JsonWriter *w, const char *s)
 
 void json_int(JsonWriter *w, long long v)
 {
+	assert(w);
+
 	value_prefix(w);
 	fprintf(w->f, "%lld", v);
 }
 
 void json_bool(JsonWriter *w, bool v)
 {
+	assert(w);
+
 	value_prefix(w);
 	fputs(v ? "true" : "false", w->f);
 }
 
 void json_null(JsonWriter *w)
 {
+	assert(w);
+
 	value_prefix(w);
 	fputs("null", w->f);
 }
 
 void json_finish(JsonWriter *w)
 {
+	assert(w);
+
 	fputc('\n', w->f);
 }
 
 void json_fields(JsonWriter *w, const JsonField *f, size_t n)
 {
+	assert(w);
+
 	json_begin_object(w);
 	for (size_t i = 0; i < n; i++) {
 		json_key(w, f[i].key);

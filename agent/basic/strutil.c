@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* String helpers: strict number parsing, string vectors, a growable buffer. */
+#include <assert.h>
 #include <ctype.h>
 #include <limits.h>
 #include <stdio.h>
@@ -10,6 +11,8 @@ int safe_atolli(const char *s, long long *ret)
 {
 	char *end;
 	long long v;
+
+	assert(ret);
 
 	if (!s || !*s || isspace((unsigned char)*s))
 		return -EINVAL;
@@ -28,6 +31,8 @@ int safe_atoi(const char *s, int *ret)
 	long long v;
 	int r;
 
+	assert(ret);
+
 	r = safe_atolli(s, &v);
 	if (r < 0)
 		return r;
@@ -41,6 +46,8 @@ int safe_atou_base(const char *s, int base, unsigned *ret)
 {
 	char *end;
 	unsigned long v;
+
+	assert(ret);
 
 	if (!s || !*s || !(isdigit((unsigned char)*s)))
 		return -EINVAL;
@@ -58,6 +65,8 @@ int safe_atou_base(const char *s, int base, unsigned *ret)
 
 int safe_atou(const char *s, unsigned *ret)
 {
+	assert(ret);
+
 	return safe_atou_base(s, 0, ret);
 }
 
@@ -104,6 +113,8 @@ int strdup_to(char **dst, const char *src)
 {
 	char *c = NULL;
 
+	assert(dst);
+
 	if (src) {
 		c = strdup(src);
 		if (!c)
@@ -118,6 +129,8 @@ char *vstrprintf(const char *fmt, va_list ap)
 {
 	char *s;
 
+	assert(fmt);
+
 	return vasprintf(&s, fmt, ap) < 0 ? NULL : s;
 }
 
@@ -125,6 +138,8 @@ char *strprintf(const char *fmt, ...)
 {
 	va_list ap;
 	char *s;
+
+	assert(fmt);
 
 	va_start(ap, fmt);
 	s = vstrprintf(fmt, ap);
@@ -160,6 +175,9 @@ int strprintf_to(char **dst, const char *fmt, ...)
 {
 	va_list ap;
 	int r;
+
+	assert(dst);
+	assert(fmt);
 
 	va_start(ap, fmt);
 	r = vstrprintf_to(dst, fmt, ap);
@@ -206,6 +224,8 @@ int strv_extend(char ***l, const char *value)
 {
 	char *c = strdup(value);
 
+	assert(l);
+
 	if (!c)
 		return -ENOMEM;
 	return strv_push(l, c);
@@ -223,6 +243,9 @@ int strv_split(const char *s, const char *sep, char ***ret)
 {
 	_cleanup_strv_free_ char **l = NULL;
 	int r;
+
+	assert(sep);
+	assert(ret);
 
 	l = calloc(1, sizeof(char *));
 	if (!l)
@@ -248,6 +271,8 @@ int strv_split(const char *s, const char *sep, char ***ret)
 
 void strbuf_done(StrBuf *b)
 {
+	assert(b);
+
 	free(b->buf);
 	*b = (StrBuf) {};
 }
@@ -256,6 +281,8 @@ void strbuf_vappendf(StrBuf *b, const char *fmt, va_list ap)
 {
 	va_list aq;
 	int n;
+
+	assert(fmt);
 
 	if (b->error)
 		return;
@@ -288,6 +315,9 @@ void strbuf_appendf(StrBuf *b, const char *fmt, ...)
 {
 	va_list ap;
 
+	assert(b);
+	assert(fmt);
+
 	va_start(ap, fmt);
 	strbuf_vappendf(b, fmt, ap);
 	va_end(ap);
@@ -295,12 +325,16 @@ void strbuf_appendf(StrBuf *b, const char *fmt, ...)
 
 void strbuf_append(StrBuf *b, const char *s)
 {
+	assert(b);
+
 	strbuf_appendf(b, "%s", s);
 }
 
 int strbuf_steal(StrBuf *b, char **ret)
 {
 	int r = b->error;
+
+	assert(ret);
 
 	if (r < 0) {
 		strbuf_done(b);

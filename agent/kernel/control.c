@@ -117,11 +117,15 @@ const KernelControl *kernel_control_get(const char *id)
 
 size_t kernel_control_index(const KernelControl *c)
 {
+	assert(c);
+
 	return (size_t)(c - control_table);
 }
 
 int kernel_control_max(const KernelControl *c, const char *release)
 {
+	assert(c);
+
 	return c->max_value ? c->max_value(release) : INT_MAX;
 }
 
@@ -144,6 +148,10 @@ int kernel_control_decode(const KernelControl *c, const char *content, int *ret)
 {
 	_cleanup_free_ char *s = NULL;
 	int v, r;
+
+	assert(c);
+	assert(content);
+	assert(ret);
 
 	switch (c->kind) {
 	case CONTROL_FEATURE: {
@@ -185,6 +193,9 @@ int kernel_control_encode(const KernelControl *c, int value, char **ret)
 {
 	char *s;
 
+	assert(c);
+	assert(ret);
+
 	switch (c->kind) {
 	case CONTROL_FEATURE:
 		s = value ? strdup(c->token) : strprintf("NO_%s", c->token);
@@ -214,6 +225,9 @@ int kernel_control_format(const KernelControl *c, int value, char **ret)
 {
 	char *s;
 
+	assert(c);
+	assert(ret);
+
 	if (value >= 0 && (size_t)value < n_values(c))
 		s = strdup(c->values[value]);
 	else
@@ -226,6 +240,10 @@ int kernel_control_format(const KernelControl *c, int value, char **ret)
 
 int kernel_control_parse(const KernelControl *c, const char *text, int *ret)
 {
+	assert(c);
+	assert(text);
+	assert(ret);
+
 	for (size_t i = 0; i < n_values(c); i++)
 		if (streq(c->values[i], text)) {
 			*ret = (int)i;
@@ -238,6 +256,10 @@ int kernel_control_read_text(const KernelControl *c, const char *content, char *
 {
 	_cleanup_free_ char *s = NULL;
 	int v, r;
+
+	assert(c);
+	assert(content);
+	assert(ret);
 
 	r = kernel_control_decode(c, content, &v);
 	if (r >= 0)

@@ -3,6 +3,8 @@
  * Predicted versus reported scheduler domains. Pure: the live layout is a
  * value read elsewhere (agent/kernel/domains-live.c).
  */
+#include <assert.h>
+
 #include "compare.h"
 #include "strutil.h"
 
@@ -11,6 +13,9 @@ int domain_flags_parse(const char *text, unsigned *ret)
 	_cleanup_strv_free_ char **words = NULL;
 	unsigned flags = 0;
 	int r;
+
+	assert(text);
+	assert(ret);
 
 	r = strv_split(text, WHITESPACE, &words);
 	if (r < 0)

@@ -14,6 +14,8 @@
  *    levels >= the request (set_domain_attribute());
  *  - cpu_attach_domain() drops degenerate parents and a degenerate base.
  */
+#include <assert.h>
+
 #include "domains.h"
 #include "strutil.h"
 
@@ -541,6 +543,8 @@ out:
 
 int domain_flags_to_string(unsigned flags, char **ret)
 {
+	assert(ret);
+
 	static const char *const names[] = {
 		"BALANCE_NEWIDLE", "BALANCE_EXEC", "BALANCE_FORK", "BALANCE_WAKE", "WAKE_AFFINE",
 		"ASYM_CPUCAPACITY", "ASYM_CPUCAPACITY_FULL", "SHARE_CPUCAPACITY", "CLUSTER", "SHARE_LLC",
@@ -557,6 +561,9 @@ int domain_flags_to_string(unsigned flags, char **ret)
 int domain_layout_first_cross_node_level(const DomainLayout *l, const Topology *t)
 {
 	int best = -1;
+
+	assert(l);
+	assert(t);
 
 	for (unsigned cpu = 0; cpu < l->n_slots; cpu++) {
 		int node = t->cpus[cpu].node;
@@ -587,6 +594,8 @@ int domain_layout_format(const DomainLayout *l, unsigned cpu, char **ret)
 	LevelSummary sum[64] = {};
 	size_t n_sum = 0;
 	StrBuf b = {};
+
+	assert(ret);
 
 	if (cpu >= l->n_slots || l->cpus[cpu].n == 0)
 		strbuf_appendf(&b, "cpu%u: no scheduler domains (isolated, offline or alone)\n", cpu);

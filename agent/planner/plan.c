@@ -5,6 +5,8 @@
  * Depends on the types of cpuid, topology, kernel and profile, and on the
  * domain model in domains.c.
  */
+#include <assert.h>
+
 #include "planner.h"
 #include "strutil.h"
 
@@ -137,6 +139,8 @@ int plan_auto_relax_level(const PlanInput *in)
 	CpuSet none = {};
 	int r;
 
+	assert(in);
+
 	r = predict(in, &none, -1, false, &l);
 	if (r < 0)
 		return r;
@@ -238,6 +242,9 @@ int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSe
 {
 	CpuSet set = {};
 	int r = 0;
+
+	assert(t);
+	assert(ret);
 
 	if (mode == ISOLATION_PER_LLC) {
 		for (size_t i = 0; i < t->llcs.n && r >= 0; i++)
@@ -463,6 +470,9 @@ int plan_compute(const PlanInput *in, Plan **ret)
 	_cleanup_(plan_freep) Plan *p = NULL;
 	int r;
 
+	assert(in);
+	assert(ret);
+
 	p = calloc(1, sizeof(Plan));
 	if (!p)
 		return -ENOMEM;
@@ -514,6 +524,9 @@ int plan_format(const Plan *p, unsigned cpu, char **ret)
 	_cleanup_free_ char *layout = NULL, *iso = NULL, *hk = NULL;
 	StrBuf b = {};
 	int r;
+
+	assert(p);
+	assert(ret);
 
 	strbuf_appendf(&b, "Profile: %s\n", p->profile);
 	strbuf_append(&b, "Steps:\n");

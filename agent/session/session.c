@@ -4,12 +4,16 @@
  * topotuned alike. Depends on cpuid, topology, kernel, profile and the
  * planner; reads through the root fds, logs nothing.
  */
+#include <assert.h>
+
 #include "fileio.h"
 #include "session.h"
 #include "strutil.h"
 
 void session_done(Session *s)
 {
+	assert(s);
+
 	if (s->config_fd != s->root_fd)
 		safe_close(s->config_fd);
 	safe_close(s->root_fd);
@@ -70,6 +74,8 @@ int session_configure(Session *s, char **ret_error)
 	HardwareRule **rules = NULL;
 	size_t n_rules = 0;
 	int r;
+
+	assert(s);
 
 	r = config_load(s->config_fd, &c, ret_error);
 	if (r < 0)
