@@ -33,35 +33,26 @@ static char *bus_text(const char *s)
 	return utf8_escape_invalid(strempty(s));
 }
 
-/* The message as valid UTF-8, for a bus error; NULL on OOM. */
-_printf_(1, 0) static char *bus_error_text(const char *fmt, va_list ap)
+/*
+ * Set ERROR to the named bus error NAME, or when NAME is NULL to the one
+ * sd-bus maps errno R to; the message as valid UTF-8.
+ */
+_printf_(4, 5) static int bus_error_format(sd_bus_error *error, const char *name, int r, const char *fmt, ...)
 {
-	_cleanup_free_ char *s = vstrprintf(fmt, ap);
-
-	return s ? bus_text(s) : NULL;
-}
-
-_printf_(3, 4) static int bus_error_setf(sd_bus_error *error, const char *name, const char *fmt, ...)
-{
-	_cleanup_free_ char *t = NULL;
+	_cleanup_free_ char *s = NULL, *t = NULL;
 	va_list ap;
 
 	va_start(ap, fmt);
-	t = bus_error_text(fmt, ap);
+	s = vstrprintf(fmt, ap);
 	va_end(ap);
-	return t ? sd_bus_error_set(error, name, t) : -ENOMEM;
+	t = s ? bus_text(s) : NULL;
+	if (!t)
+		return -ENOMEM;
+	return name ? sd_bus_error_set(error, name, t) : sd_bus_error_set_errnof(error, r, "%s", t);
 }
 
-_printf_(3, 4) static int bus_error_set_errnof(sd_bus_error *error, int r, const char *fmt, ...)
-{
-	_cleanup_free_ char *t = NULL;
-	va_list ap;
-
-	va_start(ap, fmt);
-	t = bus_error_text(fmt, ap);
-	va_end(ap);
-	return t ? sd_bus_error_set_errnof(error, r, "%s", t) : -ENOMEM;
-}
+#define bus_error_setf(error, name, ...) bus_error_format(error, name, 0, __VA_ARGS__)
+#define bus_error_set_errnof(error, r, ...) bus_error_format(error, NULL, r, __VA_ARGS__)
 
 static int append_text(sd_bus_message *reply, const char *s)
 {
