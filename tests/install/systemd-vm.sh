@@ -266,14 +266,15 @@ fact() { printf '%s=%s\n' "$1" "$2" >>"$TT/facts.txt"; }
 show() { systemctl show -P "$1" topotuned.service 2>/dev/null; }
 prop() { busctl get-property $BUS "$1" 2>&1; }
 
-# Everything topotuned may change on this kernel, one line each.
+# Everything topotuned may change on this kernel, one line each (grub.d itself
+# comes with the package; the drop-in in it is what topotuned writes).
 controls() {
 	for f in /proc/sys/kernel/sched_smt_buddy_assist /proc/sys/kernel/sched_relax_domain_level \
 		 /proc/sys/kernel/numa_balancing \
 		 /sys/kernel/debug/sched/features /sys/fs/cgroup/cgroup.subtree_control \
 		 /sys/fs/cgroup/cpuset.cpus.isolated \
 		 /sys/fs/cgroup/topotune.slice/cpuset.cpus \
-		 /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition /etc/default/grub.d; do
+		 /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition /etc/default/grub.d/topotune.cfg; do
 		if [ -e "$f" ]; then echo "$f: $(cat "$f" 2>&1)"; else echo "$f: (absent)"; fi
 	done
 	echo "topotune.slice: $(systemctl show -P ActiveState topotune.slice)" \
