@@ -166,13 +166,19 @@ static int run(int argc, char *argv[])
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return log_error_errno(negative_errno(), "Failed to block signals: %m");
-	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m);
-	if (r >= 0)
-		r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m);
-	if (r >= 0)
-		r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m);
-	if (r < 0)
-		return log_error_errno(r, "Failed to add signal handlers: %m");
+	static const struct {
+		int sig;
+		sd_event_signal_handler_t handler;
+	} handlers[] = {
+		{ SIGTERM, on_sigterm },
+		{ SIGINT, on_sigterm },
+		{ SIGHUP, on_sighup },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(handlers); i++) {
+		r = sd_event_add_signal(m->event, NULL, handlers[i].sig, handlers[i].handler, m);
+		if (r < 0)
+			return log_error_errno(r, "Failed to add a handler for %s: %m", strsignal(handlers[i].sig));
+	}
 	r = sd_event_set_watchdog(m->event, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable the watchdog, ignoring: %m");
