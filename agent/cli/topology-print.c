@@ -33,6 +33,8 @@ void print_topology(FILE *f, const Topology *t)
 	print_set_line(f, "Online:", &t->online);
 	if (!cpuset_is_empty(&t->offline))
 		print_set_line(f, "Offline:", &t->offline);
+	if (!cpuset_is_empty(&t->missing))
+		print_set_line(f, "Missing:", &t->missing);
 	fprintf(f, "Packages:   %zu\n", t->packages.n);
 	if (t->dies.n)
 		fprintf(f, "Dies:       %zu\n", t->dies.n);
@@ -123,6 +125,7 @@ void print_topology_json(FILE *f, const CpuIdentity *id, const Topology *t)
 	json_set(&w, "online", &t->online);
 	json_set(&w, "offline", &t->offline);
 	json_set(&w, "present", &t->present);
+	json_set(&w, "missing", &t->missing);
 	json_key(&w, "packages");
 	json_int(&w, (long long)t->packages.n);
 	json_key(&w, "dies");
