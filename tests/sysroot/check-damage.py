@@ -42,6 +42,8 @@ CASES = {
     "phantom-cpus": (["phantom-cpus=16"], [["topology"], ["topology", "--json"]]),
     # cpu5's directory is gone; cpu21's sibling list, its caches and node1 name it
     "cpu-dir": (["cpu-dir=5"], [["topology"]]),
+    # no nodeN/distance: the plan and the layout say the distances are assumed
+    "no-distance": (["no-distance"], [["topology"], ["plan"], ["layout", "--json", "--cpu", "0"]]),
 }
 
 

@@ -257,6 +257,33 @@ static const Case cases[] = {
 		"  2 MC      7 cpus  0-2,4-7                      newidle=no\n"
 		"levels: 0:SMT(2 cpus) 2:MC(7 cpus)\n"
 		"sched distances: 10\n" },
+	/* No node distance files: the layout says its distances are the kernel's default, not facts. */
+	{ "no-slit-assumed-distances", &no_slit, &amd_turin, K_PATCHED, SMT_BUDDY_KEEP, RELAX_AUTO, 0, ISOLATION_NONE, NULL, 0,
+		"Profile: no-slit-assumed-distances\n"
+		"Steps:\n"
+		"  smt_buddy_assist   keep           off -> off\n"
+		"      why: smt_buddy_assist = keep: left as the kernel has it\n"
+		"      from: /etc/topotune/profiles/test.ini:4\n"
+		"  relax_domain_level set            -1 -> 4 via sysctl kernel.sched_relax_domain_level\n"
+		"      why: auto: level 4 is the lowest that crosses a NUMA node\n"
+		"      from: /etc/topotune/profiles/test.ini:5\n"
+		"  isolated_cpus      in-sync        none -> none via cgroup v2 isolated partition topotune.slice\n"
+		"      why: already isolated as wanted\n"
+		"      from: /etc/topotune/profiles/test.ini:7\n"
+		"  numa_balancing     keep           on -> on\n"
+		"      why: numa_balancing = keep: left as the kernel has it\n"
+		"      from: built-in default\n"
+		"Isolated: none\n"
+		"Housekeeping: 0-15\n"
+		"Predicted scheduler domains (relax_domain_level 4, SMT_BUDDY_ASSIST off):\n"
+		"cpu0:\n"
+		"  0 SMT     2 cpus  0,8                          newidle=yes\n"
+		"  2 MC      4 cpus  0-1,8-9                      newidle=yes\n"
+		"  4 NUMA   16 cpus  0-15                         newidle=no distance=20 (assumed)\n"
+		"levels: 0:SMT(2 cpus) 2:MC(4 cpus) 4:NUMA(16 cpus)\n"
+		"sched distances: 10 20 (assumed)\n"
+		"NUMA distances unknown (no node distance files): assumed the kernel's default without a SLIT, "
+		"10 within a node and 20 between nodes\n" },
 	{ "refuse-split-smt", &vm_offline, &intel_vm, K_PATCHED, SMT_BUDDY_KEEP, RELAX_KEEP, 0, ISOLATION_LIST, "2", 0, 
 		"Profile: refuse-split-smt\n"
 		"Steps:\n"
