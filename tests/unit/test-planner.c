@@ -92,6 +92,8 @@ static void make_caps(int kind, KernelCaps *k)
 	case K_CGROUP_V1:
 		kernel_caps_stock(k);
 		k->cgroup_v2 = k->cgroup_v2_cpuset = k->cpuset_partitions = false;
+		/* As kernel_probe() finds it: no root cpuset.cpus.isolated to read. */
+		k->isolated_known = false;
 		kernel_caps_set(k, "relax_cgroup_v1", true, -1);
 		break;
 	}
