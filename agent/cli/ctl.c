@@ -185,6 +185,20 @@ static void layout_json(const Plan *p, const Topology *t)
 	for (size_t i = 0; i < p->layout->n_numa_distances; i++)
 		json_int(&w, p->layout->numa_distances[i]);
 	json_end_array(&w);
+	/* Unknown node distances: the sched distances above are the kernel's default, not facts. */
+	json_key(&w, "sched_distances_assumed");
+	json_bool(&w, p->layout->distances_assumed);
+	if (p->layout->distances_assumed) {
+		json_key(&w, "assumed_distances");
+		json_begin_object(&w);
+		json_key(&w, "local");
+		json_int(&w, DOMAINS_LOCAL_DISTANCE);
+		json_key(&w, "remote");
+		json_int(&w, DOMAINS_REMOTE_DISTANCE);
+		json_key(&w, "why");
+		json_string(&w, DOMAINS_ASSUMED_DISTANCES_TEXT);
+		json_end_object(&w);
+	}
 	json_key(&w, "cpus");
 	json_begin_array(&w);
 	CPUSET_FOREACH(cpu, &t->online) {

@@ -7,15 +7,20 @@
 void print_identity(FILE *f, const CpuIdentity *id)
 {
 	fprintf(f, "CPU:        %s", cpu_vendor_to_string(id->vendor));
-	if (id->have_family)
-		fprintf(f, " family 0x%x model 0x%x stepping %u", id->family, id->model, id->stepping);
-	else
+	if (id->have_family) {
+		fprintf(f, " family 0x%x model 0x%x", id->family, id->model);
+		if (id->have_stepping)
+			fprintf(f, " stepping %u", id->stepping);
+	} else
 		fprintf(f, " %s", id->arch);
 	fprintf(f, "\n");
 	if (id->brand[0])
 		fprintf(f, "Name:       %s\n", id->brand);
 	if (id->codename[0])
 		fprintf(f, "Codename:   %s\n", id->codename);
+	else if (id->codename_note[0])
+		fprintf(f, "Codename:   %s (family 0x%x model 0x%x)\n",
+			startswith(id->codename_note, "codename ") ?: id->codename_note, id->family, id->model);
 	fprintf(f, "Identified: %s (%s)\n", identity_source_to_string(id->source), id->vendor_string);
 }
 
@@ -33,6 +38,8 @@ void print_topology(FILE *f, const Topology *t)
 	print_set_line(f, "Online:", &t->online);
 	if (!cpuset_is_empty(&t->offline))
 		print_set_line(f, "Offline:", &t->offline);
+	if (!cpuset_is_empty(&t->missing))
+		print_set_line(f, "Missing:", &t->missing);
 	fprintf(f, "Packages:   %zu\n", t->packages.n);
 	if (t->dies.n)
 		fprintf(f, "Dies:       %zu\n", t->dies.n);
@@ -109,8 +116,18 @@ void print_topology_json(FILE *f, const CpuIdentity *id, const Topology *t)
 			json_int(&w, id->family);
 			json_key(&w, "model");
 			json_int(&w, id->model);
-			json_key(&w, "stepping");
-			json_int(&w, id->stepping);
+			if (id->have_stepping) {
+				json_key(&w, "stepping");
+				json_int(&w, id->stepping);
+			}
+		}
+		/* Only a codename the linked libcpuid can know; else why not. */
+		if (id->codename[0]) {
+			json_key(&w, "codename");
+			json_string(&w, id->codename);
+		} else if (id->codename_note[0]) {
+			json_key(&w, "codename_note");
+			json_string(&w, id->codename_note);
 		}
 		json_key(&w, "name");
 		json_string(&w, id->brand);
@@ -123,6 +140,7 @@ void print_topology_json(FILE *f, const CpuIdentity *id, const Topology *t)
 	json_set(&w, "online", &t->online);
 	json_set(&w, "offline", &t->offline);
 	json_set(&w, "present", &t->present);
+	json_set(&w, "missing", &t->missing);
 	json_key(&w, "packages");
 	json_int(&w, (long long)t->packages.n);
 	json_key(&w, "dies");

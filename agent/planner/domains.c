@@ -115,7 +115,7 @@ unsigned domains_sched_distance(const Topology *t, const CpuIdentity *id, const 
 	if (ret_averaged)
 		*ret_averaged = false;
 	if (!t->distance)
-		return a == b ? 10 : 20;
+		return a == b ? DOMAINS_LOCAL_DISTANCE : DOMAINS_REMOTE_DISTANCE;
 	if (!averaging_applies(t, id, caps) || a / u == b / u || !slit_valid(t))
 		return topology_distance(t, a, b);
 
@@ -497,6 +497,8 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 				return r;
 		}
 	c.dist = dist;
+	/* A kernel without NUMA (no node directory) has no distances to know. */
+	l->distances_assumed = !t->distance && !t->nodes_synthetic;
 
 	/* The topology table. */
 	c.tl[c.n_tl++] = (TopoLevel) { TL_SMT, 0 };
@@ -610,7 +612,8 @@ int domain_layout_format(const DomainLayout *l, unsigned cpu, char **ret)
 			strbuf_appendf(&b, "  %d %-4s %4u cpus  %-28s newidle=%s", sd->level, sd->name,
 				       cpuset_count(&sd->span), span, sd->newidle ? "yes" : "no");
 			if (sd->distance)
-				strbuf_appendf(&b, " distance=%u", sd->distance);
+				strbuf_appendf(&b, " distance=%u%s", sd->distance,
+					       l->distances_assumed ? " (assumed)" : "");
 			strbuf_append(&b, "\n");
 		}
 	}
@@ -654,8 +657,11 @@ int domain_layout_format(const DomainLayout *l, unsigned cpu, char **ret)
 		strbuf_append(&b, "sched distances:");
 		for (size_t i = 0; i < l->n_numa_distances; i++)
 			strbuf_appendf(&b, " %u", l->numa_distances[i]);
-		strbuf_appendf(&b, "%s\n", l->averaged ? " (off-package distances averaged)" : "");
+		strbuf_appendf(&b, "%s%s\n", l->averaged ? " (off-package distances averaged)" : "",
+			       l->distances_assumed ? " (assumed)" : "");
 	}
+	if (l->distances_assumed)
+		strbuf_append(&b, DOMAINS_ASSUMED_DISTANCES_TEXT "\n");
 	STRV_FOREACH(w, l->warnings)
 		strbuf_appendf(&b, "kernel would log: %s\n", *w);
 	return strbuf_steal(&b, ret);

@@ -388,7 +388,15 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 
 	if (k->isolated_known && cpuset_equal(&want, &k->isolated))
 		r = step_set(st, STEP_NONE, "cpuset_partition", o, "already isolated as wanted");
-	else if (!k->cgroup_v2_cpuset || !k->cpuset_partitions)
+	else if (cpuset_is_empty(&want) && (!k->cgroup_v2_cpuset || !k->cpuset_partitions)) {
+		/* Nothing can be isolated through partitions here, so none are: in sync, nothing to use. */
+		r = strprintf_to(&st->from, "none");
+		if (r >= 0)
+			r = step_set(st, STEP_NONE, NULL, o,
+				     "no isolated CPUs wanted, and without cgroup v2 cpuset partitions (%s) none are",
+				     !k->cgroup_v2 ? "no cgroup v2 hierarchy" :
+				     !k->cgroup_v2_cpuset ? "cpuset controller not available" : "kernel older than 5.11");
+	} else if (!k->cgroup_v2_cpuset || !k->cpuset_partitions)
 		r = step_set(st, STEP_UNSUPPORTED, NULL, o,
 			     "isolation needs cgroup v2 cpuset partitions (%s)",
 			     !k->cgroup_v2 ? "no cgroup v2 hierarchy; cgroup v1 is refused" :

@@ -903,7 +903,8 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 				break;
 			/* Only NODE/NUMA levels stand for a distance. */
 			if (d->sd[i].distance > 0) {
-				nd = strprintf("distance=%u", d->sd[i].distance);
+				nd = strprintf("distance=%u%s", d->sd[i].distance,
+					       m->plan->layout->distances_assumed ? " (assumed)" : "");
 				if (!nd)
 					return -ENOMEM;
 				r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4,

@@ -335,6 +335,8 @@ int manager_state_reasons(Manager *m, char ***ret)
 						  m->live->schedstat_version, m->live->debugfs ? " and debugfs" : "")
 				      : m->plan ? strdup("DomainLayout: predicted by the planner (the kernel reports no layout)")
 						: strdup("DomainLayout: unknown (the kernel reports no layout, and there is no plan)"));
+	if (r >= 0 && !manager_layout_is_live(m) && m->plan && m->plan->layout && m->plan->layout->distances_assumed)
+		r = strv_push(&l, strdup("DomainLayout: " DOMAINS_ASSUMED_DISTANCES_TEXT));
 	if (r < 0)
 		return -ENOMEM;
 	if (!l) {

@@ -37,6 +37,11 @@ typedef struct Topology {
 	unsigned n_slots;          /* highest possible CPU number + 1 */
 	TopoCpu *cpus;             /* [n_slots] */
 	CpuSet possible, present, online, offline;
+	/*
+	 * CPUs cpu/online (or present) names that have no cpuN directory and
+	 * that no other file names: not counted, not in online or present.
+	 */
+	CpuSet missing;
 
 	TopoGroupList packages, dies, clusters, cores, l2s, llcs, nodes;
 	unsigned llc_level;        /* cache level of the LLC groups, 0 unknown */

@@ -97,10 +97,11 @@ def cleanup():
         shutil.rmtree(base, ignore_errors=True)
 
 
-def make_tree(name, spec, sets=(), dropin=""):
+def make_tree(name, spec, sets=(), dropin="", damage=()):
     root = os.path.join(base, name)
     subprocess.run([sys.executable, os.path.join(SRC, "tests/sysroot/gen-sysroot.py"), "-q"]
-                   + [a for s in sets for a in ("--set", s)] + [spec, root], check=True)
+                   + [a for s in sets for a in ("--set", s)] + [f"--damage={d}" for d in damage] + [spec, root],
+                   check=True)
     shutil.copytree(os.path.join(SRC, "conf/profiles"), os.path.join(root, "usr/lib/topotune/profiles"))
     shutil.copytree(os.path.join(SRC, "conf/hardware.d"), os.path.join(root, "usr/lib/topotune/hardware.d"))
     os.makedirs(os.path.join(root, "etc/topotune/topotune.conf.d"), exist_ok=True)
@@ -951,6 +952,18 @@ try:
               f"relax={rd(dt, RELAX)} {state} {reasons} " + log_text(dlog2)[-600:])
         stop_daemon(d)
         check(f"drift repair ({what}): stop restores {stop_value}", rd(dt, RELAX) == stop_value, rd(dt, RELAX))
+
+    # ======================= no node distance files: the layout says what it assumed ======
+    nt = make_tree("no-distance", "small-2s-4n", damage=["no-distance"])
+    nlog = os.path.join(base, "topotuned-no-distance.log")
+    d, ok = start_daemon(nt, nlog)
+    doms = [[str(x) for x in dom[3]] for dom in mgr().GetCpuDomains(dbus.UInt32(0))] if ok else []
+    reasons = [str(r) for r in prop("StateReasons")] if ok else []
+    check("no node distances: GetCpuDomains says distance=20 (assumed), StateReasons says why",
+          any("distance=20 (assumed)" in dom for dom in doms)
+          and any("NUMA distances unknown" in r and "10 within a node and 20 between nodes" in r for r in reasons),
+          f"{doms} {reasons}")
+    stop_daemon(d)
 
     # ======================= records that cannot be trusted or restored ==================
     # A planted record: a file outside the allow-list, a path out of the root through "..".

@@ -779,6 +779,84 @@ def gen_cgroup(m, tree):
         tree.write(f"{d}/tasks", "")
 
 
+# ---------------------------------------------------------------- damage
+
+BAD_LIST = "3-1,x\n"      # what a corrupted dump or a bad copy leaves behind
+
+
+def _damage_cpus(v):
+    return parse_cpulist(v) if v else []
+
+
+def _damage_file(rel, text):
+    def f(m, root, arg):
+        for n in _damage_cpus(arg):
+            path = os.path.join(root, rel.format(n=n))
+            if not os.path.exists(path):
+                raise SpecError(f"--damage: {rel.format(n=n)}: no such file")
+            with open(path, "w") as fh:
+                fh.write(text)
+    return f
+
+
+def _damage_remove_dirs(m, root, arg):
+    for n in _damage_cpus(arg):
+        shutil.rmtree(os.path.join(root, f"sys/devices/system/cpu/cpu{n}"))
+
+
+def _damage_phantoms(m, root, arg):
+    """cpu/possible, present and online name @arg more CPUs above the
+    last one, with no cpuN directory, sibling list or node behind them."""
+    extra = p_int(arg)
+    base = os.path.join(root, "sys/devices/system/cpu")
+    last = m.ncpus - 1 + extra
+    for f, cpus in (("possible", range(max(last + 1, m.nr_cpu_ids))),
+                    ("present", range(last + 1)),
+                    ("online", list(m.online) + list(range(m.ncpus, last + 1)))):
+        with open(os.path.join(base, f), "w") as fh:
+            fh.write(fmt_list(cpus) + "\n")
+
+
+def _damage_no_distance(m, root, arg):
+    for n in m.nodes:
+        os.remove(os.path.join(root, f"sys/devices/system/node/node{n}/distance"))
+
+
+# name: (what it does, function(machine, root, argument))
+DAMAGE = {
+    "node-cpulist": ("node N's cpulist unparsable (its cpumap intact)",
+                     _damage_file("sys/devices/system/node/node{n}/cpulist",
+                                  BAD_LIST)),
+    "thread-siblings": ("cpuN's thread_siblings_list unparsable",
+                        _damage_file("sys/devices/system/cpu/cpu{n}/topology/"
+                                     "thread_siblings_list", BAD_LIST)),
+    "l3-list": ("cpuN's L3 shared_cpu_list unparsable (shared_cpu_map intact)",
+                _damage_file("sys/devices/system/cpu/cpu{n}/cache/index3/"
+                             "shared_cpu_list", BAD_LIST)),
+    "l3-map": ("cpuN's L3 shared_cpu_map unparsable",
+               _damage_file("sys/devices/system/cpu/cpu{n}/cache/index3/"
+                            "shared_cpu_map", "xyz\n")),
+    "package-list": ("cpuN's package_cpus_list unparsable",
+                     _damage_file("sys/devices/system/cpu/cpu{n}/topology/"
+                                  "package_cpus_list", BAD_LIST)),
+    "cpu-dir": ("cpuN's directory removed (cpu/online still lists it)",
+                _damage_remove_dirs),
+    "phantom-cpus": ("cpu/possible, present and online name N more CPUs "
+                     "that have no cpuN directory", _damage_phantoms),
+    "no-distance": ("every nodeN/distance removed", _damage_no_distance),
+}
+
+
+def damage(m, root, items):
+    """Apply --damage KIND[=ARG] items to a generated tree."""
+    for item in items:
+        kind, _, arg = item.partition("=")
+        if kind not in DAMAGE:
+            raise SpecError(f"--damage: unknown kind {kind!r} (one of "
+                            f"{', '.join(DAMAGE)})")
+        DAMAGE[kind][1](m, root, arg)
+
+
 def summary(m):
     nl = []
     for n in m.nodes:
@@ -790,7 +868,8 @@ def summary(m):
             f"schedstat_version = {m.spec['kernel']['schedstat_version']}\n")
 
 
-def generate(spec, outdir, offline=(), schedstat=None, force=False):
+def generate(spec, outdir, offline=(), schedstat=None, force=False,
+             damaged=()):
     m = Machine(spec, offline)
     if os.path.lexists(outdir):
         if os.listdir(outdir):
@@ -808,7 +887,9 @@ def generate(spec, outdir, offline=(), schedstat=None, force=False):
     gen_proc(m, tree, schedstat)
     gen_kernel(m, tree)
     gen_cgroup(m, tree)
-    tree.write(MARKER, summary(m))
+    damage(m, outdir, damaged)
+    tree.write(MARKER, summary(m) + "".join(f"damage = {d}\n"
+                                            for d in damaged))
     return m, tree
 
 
@@ -824,12 +905,19 @@ def main(argv=None):
                     help="copy FILE to proc/schedstat")
     ap.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append",
                     default=[], help="override a spec key (repeatable)")
+    ap.add_argument("--damage", metavar="KIND[=ARG]", action="append",
+                    default=[], help="damage the generated tree (repeatable; "
+                    "--damage list names the kinds)")
     ap.add_argument("--force", action="store_true",
                     help="replace OUTDIR if it is a generated tree")
     ap.add_argument("--list", action="store_true",
                     help="list the shipped specs and exit")
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args(argv)
+    if a.damage == ["list"]:
+        for k, (what, _) in DAMAGE.items():
+            print(f"{k:16} {what}")
+        return 0
     if a.list:
         for f in sorted(os.listdir(SPEC_DIR)):
             if f.endswith(".spec"):
@@ -840,7 +928,7 @@ def main(argv=None):
     try:
         spec = load_spec(resolve_spec_path(a.spec), a.set)
         m, tree = generate(spec, a.outdir, parse_cpulist(a.offline),
-                           a.schedstat, a.force)
+                           a.schedstat, a.force, a.damage)
     except (SpecError, OSError) as e:
         print(f"gen-sysroot: {e}", file=sys.stderr)
         return 2

@@ -41,6 +41,8 @@ static const TopoSpec siena_nps2llc = { 1, 64, 2, 8, 8, slit_siena, NULL };
 static const TopoSpec gnr_snc3 = { 2, 96, 2, 3, 0, slit_snc3, NULL };
 static const TopoSpec vm_2cpu = { 1, 2, 1, 1, 0, NULL, NULL };
 static const TopoSpec vm_offline = { 1, 4, 2, 1, 0, NULL, "3" };
+/* Two packages, two nodes each, and no node distance files. */
+static const TopoSpec no_slit = { 2, 4, 2, 2, 2, NULL, NULL, true };
 
 static const CpuIdentity hygon_7447v = { .vendor = CPU_VENDOR_HYGON, .arch = "x86", .have_family = true,
 					 .family = 0x18, .model = 7 };
@@ -90,6 +92,8 @@ static void make_caps(int kind, KernelCaps *k)
 	case K_CGROUP_V1:
 		kernel_caps_stock(k);
 		k->cgroup_v2 = k->cgroup_v2_cpuset = k->cpuset_partitions = false;
+		/* As kernel_probe() finds it: no root cpuset.cpus.isolated to read. */
+		k->isolated_known = false;
 		kernel_caps_set(k, "relax_cgroup_v1", true, -1);
 		break;
 	}

@@ -86,6 +86,11 @@ int topo_build(const TopoSpec *s, Topology **ret)
 	t->llc_level = 3;
 	t->threads_per_core = s->threads;
 	t->nodes_per_package = s->nodes_per_package;
+	if (s->no_distance) {
+		cpuset_done(&off);
+		*ret = TAKE_PTR(t);
+		return 0;
+	}
 	t->distance = calloc(nn * nn, sizeof(unsigned));
 	if (!t->distance)
 		return -ENOMEM;

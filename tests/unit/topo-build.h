@@ -17,6 +17,7 @@ typedef struct TopoSpec {
 	unsigned cores_per_llc;        /* 0: the whole package */
 	const unsigned *distance;      /* nodes x nodes, NULL: 10/20 rule */
 	const char *offline;           /* cpulist or NULL */
+	bool no_distance;              /* the node distance files are missing: Topology.distance NULL */
 } TopoSpec;
 
 int topo_build(const TopoSpec *spec, Topology **ret);
