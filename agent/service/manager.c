@@ -28,12 +28,7 @@ static const char *const manager_state_table[_MANAGER_STATE_MAX] = {
 	[MANAGER_OFF] = "off",
 };
 
-const char *manager_state_to_string(ManagerState s)
-{
-	if (s < 0 || (size_t)s >= ELEMENTSOF(manager_state_table))
-		return NULL;
-	return manager_state_table[s];
-}
+DEFINE_STRING_TABLE_LOOKUP(manager_state, ManagerState);
 
 Manager *manager_free(Manager *m)
 {

@@ -109,6 +109,7 @@ typedef struct Manager {
 } Manager;
 
 const char *manager_state_to_string(ManagerState s) _const_;
+ManagerState manager_state_from_string(const char *s) _pure_;
 
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
