@@ -31,6 +31,16 @@
 #define BUS_ERROR_INVALID_PROFILE "org.topotune1.Error.InvalidProfile"
 #define BUS_ERROR_UNSUPPORTED "org.topotune1.Error.Unsupported"
 #define BUS_ERROR_BUSY "org.topotune1.Error.Busy"
+/* topotune.conf, a drop-in or a hardware rule does not load (FILE:LINE in the message). */
+#define BUS_ERROR_INVALID_CONFIGURATION "org.topotune1.Error.InvalidConfiguration"
+
+/*
+ * The drop-in of SetProfilePersistent() (topotunectl set-profile
+ * --persistent), below the configuration root; AutoProfile() removes it.
+ * "99-" so that it is read last and wins over the other drop-ins.
+ */
+#define MANAGER_PROFILE_DROPIN_DIR "etc/topotune/topotune.conf.d"
+#define MANAGER_PROFILE_DROPIN MANAGER_PROFILE_DROPIN_DIR "/99-set-profile.conf"
 
 #define MANAGER_POLL_USEC_DEFAULT (5 * 1000000ULL)
 
@@ -66,9 +76,11 @@ typedef struct Manager {
 
 	Session session;             /* root fds, identity, topology, kernel, configuration */
 
-	char *profile_override;      /* SetProfile(): wins over the configuration until restart */
+	char *profile_override;      /* SetProfile(): wins over the configuration until reload or restart */
+	char *override_source;       /* "SetProfile() by :1.42" */
 	Profile *profile;
 	char *profile_reason;        /* ActiveProfileReason: configured, workload:RULE, manual */
+	char *profile_source;        /* ActiveProfileSource: FILE:LINE of the choice, or who made it */
 	ProfileSettings settings;
 	Plan *plan;
 	Applier *applier;
@@ -77,6 +89,8 @@ typedef struct Manager {
 	ManagerState state;
 	char *apply_error;           /* last failed apply, "PATH: message" */
 	char *plan_error;            /* the profile selected at start does not load */
+	char *reload_error;          /* the last reload failed: the previous configuration stays */
+	char *drift_seen[_SETTING_MAX];  /* value last reported as drift: Drift once per change */
 	char *recovered;             /* what was restored from a crash record */
 	char **recovery_problems;    /* what of it was not: StateReasons, State degraded */
 	unsigned reapplied;          /* bit per SettingId: re-applied after the last drift */
@@ -90,6 +104,7 @@ typedef struct Manager {
 	AuthQuery *auth_queries;
 	unsigned n_auth_queries;
 	bool applying;
+	bool reload_pending;          /* the next switch_and_reply() completes a reload */
 
 	/* manager-events.c: workload rules and CPU hotplug */
 	WorkloadTracker *workload;
@@ -131,7 +146,23 @@ int manager_revert(Manager *m, const char *source);
 int manager_recover(Manager *m);
 void manager_verify_now(Manager *m);
 int manager_arm_verify_timer(Manager *m);
-int manager_reload(Manager *m, char **ret_error);
+/*
+ * Re-read the configuration and apply the selected profile; a runtime
+ * SetProfile() choice ends here. On failure nothing changes, and
+ * StateReasons and the journal say why (FILE:LINE).
+ */
+int manager_reload(Manager *m, const char *source, char **ret_error);
+/* Its first half: the configuration re-read, the runtime choice dropped. */
+int manager_reload_config(Manager *m, const char *source, char **ret_error);
+/* Record a failed reload: State degraded, StateReasons and the journal (FILE:LINE). */
+void manager_reload_failed(Manager *m, int error, const char *source, const char *message);
+/*
+ * Write (@name) or remove (NULL) the persistent choice, MANAGER_PROFILE_DROPIN,
+ * atomically; the configuration with it must load first. Does not reload.
+ * -EBADMSG: the configuration would not load (FILE:LINE in @ret_error),
+ * nothing written; else the file system's errno.
+ */
+int manager_persist_profile(Manager *m, const char *name, char **ret_error);
 int manager_reload_topology(Manager *m);
 
 /* manager-events.c */

@@ -22,10 +22,8 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 	(void)sd_notify(false, "RELOADING=1");
 	log_info("SIGHUP: reloading the configuration.");
-	r = manager_reload(m, &err);
-	if (r < 0)
-		log_error_errno(r, "Reload failed, keeping the previous configuration: %s", err ?: strerror(-r));
-	else
+	r = manager_reload(m, "SIGHUP reload", &err);
+	if (r >= 0)
 		manager_emit_applied(m, (unsigned)r);
 	manager_emit_changed(m);
 	(void)sd_notify(false, "READY=1");
