@@ -13,7 +13,11 @@
 #include "manager.h"
 #include "strutil.h"
 
-/* DomainLayout last: it is left out while the layout has not moved. */
+/*
+ * What PropertiesChanged may announce, each when its value differs from
+ * the one sent last. DomainLayout, costly to render on large machines, is
+ * compared only when the layout was replaced (layout_generation).
+ */
 static const char *const changed_properties[] = {
 	"State", "StateReasons", "ActiveProfile", "ActiveProfileReason", "ActiveProfileSource", "Settings", "IsolatedCpus", "HousekeepingCpus",
 	"RebootRequired", "PendingKernelCmdline", "KernelCapabilities", "DomainLayout", NULL,
@@ -81,19 +85,6 @@ static int append_strv_text(sd_bus_message *reply, char **l)
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
 	return r;
-}
-
-void manager_emit_changed(Manager *m)
-{
-	const char *props[ELEMENTSOF(changed_properties)];
-
-	if (!m->bus)
-		return;
-	memcpy(props, changed_properties, sizeof(props));
-	if (m->layout_emitted == m->layout_generation)
-		props[ELEMENTSOF(props) - 2] = NULL;
-	m->layout_emitted = m->layout_generation;
-	(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, (char **)props);
 }
 
 /* Only CPU hotplug changes it: not part of every PropertiesChanged. */
@@ -1164,4 +1155,75 @@ int manager_connect_bus(Manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
 	return 0;
+}
+
+/* A property's value as sd-bus sends it, as text: what manager_emit_changed() compares. */
+static char *property_text(Manager *m, const char *property)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_free_ char *text = NULL;
+	FILE *f;
+	size_t size;
+	int r = -ENOENT;
+
+	for (const sd_bus_vtable *v = manager_vtable; v->type != _SD_BUS_VTABLE_END; v++)
+		if (v->type == _SD_BUS_VTABLE_PROPERTY && streq(v->x.property.member, property)) {
+			r = sd_bus_message_new_signal(m->bus, &msg, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE,
+						      "PropertyValue");
+			if (r >= 0)
+				r = v->x.property.get(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, property,
+						      msg, m, &error);
+			break;
+		}
+	if (r >= 0)
+		r = sd_bus_message_seal(msg, 1, 0);
+	if (r < 0)
+		return NULL;
+	f = open_memstream(&text, &size);
+	if (!f)
+		return NULL;
+	r = sd_bus_message_dump(msg, f, 0);
+	if (fclose(f) != 0 || r < 0)
+		return NULL;
+	return TAKE_PTR(text);
+}
+
+static void emit_changed(Manager *m, bool send)
+{
+	const char *props[ELEMENTSOF(changed_properties)];
+	size_t n = 0;
+
+	_Static_assert(ELEMENTSOF(changed_properties) - 1 <= MANAGER_CHANGED_PROPERTIES_MAX, "emitted[] too small");
+	if (!m->bus)
+		return;
+	for (size_t i = 0; changed_properties[i]; i++) {
+		_cleanup_free_ char *text = NULL;
+
+		/* Not rendered again while the layout has not moved. */
+		if (streq(changed_properties[i], "DomainLayout") && m->layout_emitted == m->layout_generation)
+			continue;
+		/* Unknown (out of memory): announced, as before. */
+		text = property_text(m, changed_properties[i]);
+		if (text && streq_ptr(text, m->emitted[i]))
+			continue;
+		free(m->emitted[i]);
+		m->emitted[i] = TAKE_PTR(text);
+		props[n++] = changed_properties[i];
+	}
+	props[n] = NULL;
+	m->layout_emitted = m->layout_generation;
+	if (n > 0 && send)
+		(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE,
+							  (char **)props);
+}
+
+void manager_emit_changed(Manager *m)
+{
+	emit_changed(m, true);
+}
+
+void manager_note_properties(Manager *m)
+{
+	emit_changed(m, false);
 }

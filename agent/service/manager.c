@@ -54,6 +54,8 @@ Manager *manager_free(Manager *m)
 		free(m->backoff_reason[i]);
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		free(m->drift_seen[i]);
+	for (size_t i = 0; i < MANAGER_CHANGED_PROPERTIES_MAX; i++)
+		free(m->emitted[i]);
 	free(m->apply_error);
 	free(m->plan_error);
 	free(m->reload_error);
@@ -571,7 +573,8 @@ void manager_reload_failed(Manager *m, int error, const char *source, const char
 {
 	free(m->reload_error);
 	m->reload_error = strdup(message ?: strerror(-error));
-	log_error("%s failed, the previous configuration stays in force: %s", source, message ?: strerror(-error));
+	log_error("%s failed, the previous configuration stays in force: %s", source,
+		  message ?: strerror(-error));
 	manager_update_state(m);
 	notify_status(m);
 }
@@ -689,10 +692,17 @@ void manager_verify_now(Manager *m)
 		const char *name = setting_id_to_string(id);
 		unsigned bit = 1U << id;
 
+		/* Backed off and still the value seen last time: nothing new to tell. */
+		bool repeat = (m->backed_off & bit) && streq_ptr(m->drift_seen[id], mm[i].got);
+
 		drifted |= bit;
-		manager_emit_drift(m, name, mm[i].want, mm[i].got);
+		if (!repeat)
+			manager_emit_drift(m, name, mm[i].want, mm[i].got);
+		if (strdup_to(&m->drift_seen[id], mm[i].got) < 0)
+			log_oom();
 		if (m->backed_off & bit) {
-			journal_drift(name, mm[i].want, mm[i].got, "backed off: not re-applying");
+			if (!repeat)
+				journal_drift(name, mm[i].want, mm[i].got, "backed off: not re-applying");
 			continue;
 		}
 		if (m->reapplied & bit) {
@@ -710,8 +720,11 @@ void manager_verify_now(Manager *m)
 	}
 	mismatches_free(mm, n);
 
-	/* In sync again: forget the re-apply mark. */
+	/* In sync again: forget the re-apply mark and the value reported. */
 	m->reapplied &= drifted;
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		if (!(drifted & (1U << i)))
+			m->drift_seen[i] = mfree_str(m->drift_seen[i]);
 	if (reapply) {
 		/*
 		 * A setting the kernel already held when the plan was made has a

@@ -56,12 +56,17 @@ typedef enum ManagerState {
 
 typedef struct AuthQuery AuthQuery;
 
+/* The properties manager_emit_changed() announces (manager-bus.c). */
+#define MANAGER_CHANGED_PROPERTIES_MAX 12
+
 typedef struct Manager {
 	/*
 	 * Bumped whenever the plan or the live layout is replaced: DomainLayout
 	 * (costly to render on large machines) is announced only when it moved.
 	 */
 	unsigned layout_generation, layout_emitted;
+	/* Each announced property as last sent: PropertiesChanged carries only what differs. */
+	char *emitted[MANAGER_CHANGED_PROPERTIES_MAX];
 
 	/* options */
 	char *root;
@@ -185,7 +190,10 @@ bool manager_layout_is_live(const Manager *m);
  * bus; attach it to @m->event.
  */
 int manager_connect_bus(Manager *m);
+/* PropertiesChanged with the properties whose value differs from the one last sent (or noted). */
 void manager_emit_changed(Manager *m);
+/* The values as they are now count as sent: at start, where clients read them with Get. */
+void manager_note_properties(Manager *m);
 void manager_emit_drift(Manager *m, const char *setting, const char *want, const char *got);
 void manager_emit_applied(Manager *m, unsigned changes);
 void manager_emit_topology(Manager *m);

@@ -232,6 +232,8 @@ static int run(int argc, char *argv[])
 	if (r < 0)
 		return r;
 
+	/* What a client reads now is its starting point: later PropertiesChanged carry differences. */
+	manager_note_properties(m);
 	r = manager_status_text(m, &status);
 	if (r < 0)
 		return log_oom();

@@ -268,6 +268,11 @@ def settings():
     return {str(s[0]): (str(s[1]), str(s[2]), bool(s[3]), str(s[4])) for s in prop("Settings")}
 
 
+def signals_of(mon, member):
+    """The busctl monitor records of signal @member in @mon, joined."""
+    return "".join(m for m in mon.split("\u2023 ") if f"Member={member}" in m and "Type=signal" in m)
+
+
 def log_text(log):
     with open(log, errors="replace") as f:
         return f.read()
@@ -921,6 +926,12 @@ try:
     check("timer: a writer that keeps changing it -> backed off, State degraded, reason says so",
           str(prop("State")) == "degraded" and any("another writer" in r for r in reasons) and n_writes <= 3
           and rd(tt, SMT) == "0", f"{reasons} writes={n_writes}")
+    mark = len(log_text(monitor_log))
+    time.sleep(2.6)
+    mon = log_text(monitor_log)[mark:]
+    check("timer: backed off and unchanged: no Drift and no PropertiesChanged at every check (once per change)",
+          mon.count("Member=Drift") == 0 and mon.count("Member=PropertiesChanged") == 0 and rd(tt, SMT) == "0",
+          mon[-800:])
     # SIGHUP: re-read the configuration, apply the diff, forget the back-off.
     with open(os.path.join(tt, "etc/topotune/topotune.conf.d/60-profile.conf"), "w") as f:
         f.write("[daemon]\nprofile = latency\nrollback = not-on-exit\nverify_interval = 0\n")
@@ -1032,8 +1043,22 @@ try:
     e = call_error(mgr().SetProfilePersistent, "nosuch", False) if ok else ("not started", "")
     check("SetProfilePersistent(nosuch): NoSuchProfile, nothing written",
           e[0] == "org.topotune1.Error.NoSuchProfile" and not os.path.exists(pdrop), str(e))
+    mark = len(log_text(monitor_log))
     e = call_error(mgr().SetProfilePersistent, "latency", False)
     src = str(prop("ActiveProfileSource"))
+    time.sleep(0.3)
+    mon = signals_of(log_text(monitor_log)[mark:], "PropertiesChanged")
+    check("PropertiesChanged carries only what changed (ActiveProfile, Settings; not RebootRequired, "
+          "PendingKernelCmdline, KernelCapabilities)",
+          '"ActiveProfile"' in mon and '"Settings"' in mon
+          and '"RebootRequired"' not in mon and '"PendingKernelCmdline"' not in mon
+          and '"KernelCapabilities"' not in mon, mon[-1500:])
+    mark = len(log_text(monitor_log))
+    rc, out = ctl("apply")
+    time.sleep(0.3)
+    mon = log_text(monitor_log)[mark:]
+    check("apply with nothing to change: no PropertiesChanged at all",
+          rc == 0 and "Member=Applied" in mon and "Member=PropertiesChanged" not in mon, mon[-1500:])
     check("SetProfilePersistent(latency): applied from the drop-in it wrote, ActiveProfileReason configured, "
           "ActiveProfileSource its FILE:LINE",
           e[0] is None and str(prop("ActiveProfile")) == "latency" and rd(pt, RELAX) == "3"
