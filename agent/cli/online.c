@@ -661,9 +661,12 @@ int online_dispatch(const CtlContext *ctx, int argc, char *argv[], bool *ret_han
 	};
 
 	*ret_handled = false;
-	/* Comparing with the kernel's own report is an in-process job. */
-	if (streq(argv[0], "layout") && strv_contains(argv, "--compare"))
-		return 0;
+	/* Comparing with the kernel's own report, and predicting another profile, are in-process jobs. */
+	if (streq(argv[0], "layout"))
+		for (int i = 1; i < argc; i++)
+			if (streq(argv[i], "--compare") || streq(argv[i], "--profile") ||
+			    startswith(argv[i], "--profile=") || startswith(argv[i], "-p"))
+				return 0;
 	for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
 		if (!streq(argv[0], verbs[i].name))
 			continue;

@@ -1069,6 +1069,9 @@ try:
     stop_daemon(d)
     d, ok = start_daemon(pt, plog)
     check("... it lasts across a restart", ok and str(prop("ActiveProfile")) == "latency", log_text(plog)[-600:])
+    rc, out = ctl("--config-root", pt, "layout", "--profile", "hpc", "--cpu", "1")
+    check("layout --profile P while topotuned runs: the prediction for P, in-process (was 'offline only')",
+          rc == 0 and out.startswith("cpu1:") and "levels:" in out, out[-400:])
     rc, out = ctl("set-profile", "throughput")
     check("set-profile (runtime): ActiveProfileReason manual, ActiveProfileSource who asked",
           rc == 0 and str(prop("ActiveProfileReason")) == "manual"
