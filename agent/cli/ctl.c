@@ -416,6 +416,7 @@ int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
 		{ "plan", verb_plan },
 		{ "layout", verb_layout },
 		{ "explain", verb_explain },
+		{ "check", verb_check },
 	};
 	bool handled;
 	int r;

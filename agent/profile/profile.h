@@ -172,3 +172,19 @@ int profile_settings_copy(const ProfileSettings *s, ProfileSettings *ret);
 int profile_settings_format_value(const ProfileSettings *s, const char *key, char **ret);
 /* Where that setting came from; NULL for an unknown key. */
 const Origin *profile_settings_origin(const ProfileSettings *s, const char *key) _pure_;
+
+/*
+ * Candidate files for `topotunectl check`: text read wherever the
+ * configuration file @as would be ("etc/topotune/profiles/db.ini", relative
+ * to the configuration root), and listed in its directory even before it
+ * exists there, so that a file can be checked in the context of the
+ * installed configuration before it is installed. Errors name @as. The
+ * array is borrowed until the next call; NULL, 0 clears it. Process-wide:
+ * the daemon never sets it.
+ */
+typedef struct ConfigCandidate {
+	const char *as;
+	const char *text;
+} ConfigCandidate;
+
+void config_candidates_set(const ConfigCandidate *c, size_t n);

@@ -13,9 +13,13 @@
 #include "manager.h"
 #include "strutil.h"
 
-/* DomainLayout last: it is left out while the layout has not moved. */
+/*
+ * What PropertiesChanged may announce, each when its value differs from
+ * the one sent last. DomainLayout, costly to render on large machines, is
+ * compared only when the layout was replaced (layout_generation).
+ */
 static const char *const changed_properties[] = {
-	"State", "StateReasons", "ActiveProfile", "ActiveProfileReason", "Settings", "IsolatedCpus", "HousekeepingCpus",
+	"State", "StateReasons", "ActiveProfile", "ActiveProfileReason", "ActiveProfileSource", "Settings", "IsolatedCpus", "HousekeepingCpus",
 	"RebootRequired", "PendingKernelCmdline", "KernelCapabilities", "DomainLayout", NULL,
 };
 
@@ -72,19 +76,6 @@ static int append_strv_text(sd_bus_message *reply, char **l)
 	if (r >= 0)
 		r = sd_bus_message_close_container(reply);
 	return r;
-}
-
-void manager_emit_changed(Manager *m)
-{
-	const char *props[ELEMENTSOF(changed_properties)];
-
-	if (!m->bus)
-		return;
-	memcpy(props, changed_properties, sizeof(props));
-	if (m->layout_emitted == m->layout_generation)
-		props[ELEMENTSOF(props) - 2] = NULL;
-	m->layout_emitted = m->layout_generation;
-	(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, (char **)props);
 }
 
 /* Only CPU hotplug changes it: not part of every PropertiesChanged. */
@@ -256,6 +247,13 @@ GETTER(property_get_active_profile_reason)
 	Manager *m = userdata;
 
 	return append_text(reply, m->profile ? m->profile_reason : "");
+}
+
+GETTER(property_get_active_profile_source)
+{
+	Manager *m = userdata;
+
+	return append_text(reply, m->profile ? m->profile_source : "");
 }
 
 /*
@@ -637,6 +635,12 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 
 	/* Validate: the profile loads. */
 	r = manager_compute(m, name, &p, &settings, &plan, &err);
+	if (r < 0 && !name && m->reload_pending) {
+		/* A reload whose configuration selects a profile that does not load. */
+		manager_reload_failed(m, r, source, err);
+		manager_emit_changed(m);
+	}
+	m->reload_pending = false;
 	if (r < 0)
 		return reply_error(error, r, name ? name : "selected profile", err);
 	profile_settings_done(&settings);
@@ -654,6 +658,15 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 	return sd_bus_reply_method_return(msg, NULL);
 }
 
+static int profile_name_error(sd_bus_error *error, const char *name)
+{
+	_cleanup_free_ char *q = text_bounded(name, ARG_QUOTE_MAX);
+
+	return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
+			      "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')",
+			      strna(q), PROFILE_NAME_MAX);
+}
+
 static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
@@ -664,13 +677,8 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	r = sd_bus_message_read(msg, "sb", &name, &interactive);
 	if (r < 0)
 		return r;
-	if (!profile_name_is_valid(name)) {
-		_cleanup_free_ char *q = text_bounded(name, ARG_QUOTE_MAX);
-
-		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
-					 "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')",
-					 strna(q), PROFILE_NAME_MAX);
-	}
+	if (!profile_name_is_valid(name))
+		return profile_name_error(error, name);
 	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
@@ -686,7 +694,88 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 		return -ENOMEM;
 	free(m->profile_override);
 	m->profile_override = TAKE_PTR(override);
+	free(m->override_source);
+	m->override_source = TAKE_PTR(source);
 	return r;
+}
+
+/*
+ * The choice as configuration (tuned-adm profile): the drop-in
+ * MANAGER_PROFILE_DROPIN is written (or, @name NULL, removed), the
+ * configuration re-read and its profile applied. The profile must load
+ * and the configuration with the change too, before anything is written.
+ */
+static int persist_and_reply(Manager *m, sd_bus_message *msg, const char *name, const char *source,
+			     sd_bus_error *error)
+{
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *err = NULL;
+	ProfileSettings settings;
+	int r;
+
+	if (m->applying)
+		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	if (name) {
+		r = manager_compute(m, name, &p, &settings, &plan, &err);
+		if (r < 0)
+			return reply_error(error, r, name, err);
+		profile_settings_done(&settings);
+	}
+	r = manager_persist_profile(m, name, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r == -EBADMSG)
+		return bus_error_setf(error, BUS_ERROR_INVALID_CONFIGURATION, "Nothing written: %s", err);
+	if (r < 0)
+		return bus_error_setf(error, SD_BUS_ERROR_IO_ERROR, "%s", err ?: strerror(-r));
+	r = manager_reload_config(m, source, &err);
+	if (r < 0) {
+		manager_emit_changed(m);
+		return bus_error_setf(error, BUS_ERROR_INVALID_CONFIGURATION, "Configuration not reloaded: %s",
+				      err ?: strerror(-r));
+	}
+	m->reload_pending = true;
+	return switch_and_reply(m, msg, NULL, source, error);
+}
+
+static int method_set_profile_persistent(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *source = NULL;
+	const char *name;
+	int interactive, r;
+
+	r = sd_bus_message_read(msg, "sb", &name, &interactive);
+	if (r < 0)
+		return r;
+	if (!profile_name_is_valid(name))
+		return profile_name_error(error, name);
+	r = bus_verify_polkit_async(m, msg, interactive, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
+	source = strprintf("SetProfilePersistent(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
+	if (!source)
+		return -ENOMEM;
+	return persist_and_reply(m, msg, name, source, error);
+}
+
+static int method_auto_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *source = NULL;
+	int interactive, r;
+
+	r = sd_bus_message_read(msg, "b", &interactive);
+	if (r < 0)
+		return r;
+	r = bus_verify_polkit_async(m, msg, interactive, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
+	source = strprintf("AutoProfile by %s", strna(sd_bus_message_get_sender(msg)));
+	if (!source)
+		return -ENOMEM;
+	return persist_and_reply(m, msg, NULL, source, error);
 }
 
 static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -731,21 +820,43 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	return sd_bus_reply_method_return(msg, NULL);
 }
 
-static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+static int reload_and_reply(Manager *m, sd_bus_message *msg, bool interactive, sd_bus_error *error)
 {
-	Manager *m = userdata;
-	_cleanup_free_ char *err = NULL;
+	_cleanup_free_ char *err = NULL, *source = NULL;
 	int r;
 
-	r = bus_verify_polkit_async(m, msg, false, error);
+	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
-		return r < 0 ? r : 1;
-	r = manager_load_config(m, &err);
+		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
+	if (m->applying)
+		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	source = strprintf("Reload by %s", strna(sd_bus_message_get_sender(msg)));
+	if (!source)
+		return -ENOMEM;
+	r = manager_reload_config(m, source, &err);
+	if (r < 0) {
+		manager_emit_changed(m);
+		return bus_error_setf(error, BUS_ERROR_INVALID_CONFIGURATION, "Configuration not reloaded: %s",
+				      err ?: strerror(-r));
+	}
+	m->reload_pending = true;
+	return switch_and_reply(m, msg, NULL, source, error);
+}
+
+/* Reload(): the first version, without the interactive flag (never interactive). */
+static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	return reload_and_reply(userdata, msg, false, error);
+}
+
+static int method_reload_configuration(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	int interactive, r;
+
+	r = sd_bus_message_read(msg, "b", &interactive);
 	if (r < 0)
-		return bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "Configuration not reloaded: %s",
-					 err ?: strerror(-r));
-	(void)manager_workload_setup(m);
-	return switch_and_reply(m, msg, NULL, "Reload", error);
+		return r;
+	return reload_and_reply(userdata, msg, interactive, error);
 }
 
 static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -930,9 +1041,12 @@ int manager_redispatch(Manager *m, sd_bus_message *msg)
 		sd_bus_message_handler_t handler;
 	} table[] = {
 		{ "SetProfile", method_set_profile },
+		{ "SetProfilePersistent", method_set_profile_persistent },
+		{ "AutoProfile", method_auto_profile },
 		{ "Apply", method_apply },
 		{ "Revert", method_revert },
 		{ "Reload", method_reload },
+		{ "ReloadConfiguration", method_reload_configuration },
 	};
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	int r = -EBADR;
@@ -960,6 +1074,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("ActiveProfile", "s", property_get_active_profile, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("ActiveProfileReason", "s", property_get_active_profile_reason, 0,
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("ActiveProfileSource", "s", property_get_active_profile_source, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("WorkloadRules", "a(sss)", property_get_workload_rules, 0, 0),
 	SD_BUS_PROPERTY("CpuVendor", "s", property_get_cpu_vendor, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("CpuFamily", "u", property_get_cpu_family, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -986,6 +1102,12 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_METHOD_WITH_NAMES("Revert", "b", SD_BUS_PARAM(interactive), "", , method_revert,
 				 SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD("Reload", "", "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("ReloadConfiguration", "b", SD_BUS_PARAM(interactive), "", ,
+				 method_reload_configuration, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("SetProfilePersistent", "sb", SD_BUS_PARAM(name) SD_BUS_PARAM(interactive), "", ,
+				 method_set_profile_persistent, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("AutoProfile", "b", SD_BUS_PARAM(interactive), "", , method_auto_profile,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("Plan", "s", SD_BUS_PARAM(profile), "a(ssss)s",
 				 SD_BUS_PARAM(steps) SD_BUS_PARAM(layout_text), method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("Verify", "", , "ba(sss)", SD_BUS_PARAM(ok) SD_BUS_PARAM(mismatches), method_verify,
@@ -1025,4 +1147,75 @@ int manager_connect_bus(Manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
 	return 0;
+}
+
+/* A property's value as sd-bus sends it, as text: what manager_emit_changed() compares. */
+static char *property_text(Manager *m, const char *property)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_free_ char *text = NULL;
+	FILE *f;
+	size_t size;
+	int r = -ENOENT;
+
+	for (const sd_bus_vtable *v = manager_vtable; v->type != _SD_BUS_VTABLE_END; v++)
+		if (v->type == _SD_BUS_VTABLE_PROPERTY && streq(v->x.property.member, property)) {
+			r = sd_bus_message_new_signal(m->bus, &msg, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE,
+						      "PropertyValue");
+			if (r >= 0)
+				r = v->x.property.get(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, property,
+						      msg, m, &error);
+			break;
+		}
+	if (r >= 0)
+		r = sd_bus_message_seal(msg, 1, 0);
+	if (r < 0)
+		return NULL;
+	f = open_memstream(&text, &size);
+	if (!f)
+		return NULL;
+	r = sd_bus_message_dump(msg, f, 0);
+	if (fclose(f) != 0 || r < 0)
+		return NULL;
+	return TAKE_PTR(text);
+}
+
+static void emit_changed(Manager *m, bool send)
+{
+	const char *props[ELEMENTSOF(changed_properties)];
+	size_t n = 0;
+
+	_Static_assert(ELEMENTSOF(changed_properties) - 1 <= MANAGER_CHANGED_PROPERTIES_MAX, "emitted[] too small");
+	if (!m->bus)
+		return;
+	for (size_t i = 0; changed_properties[i]; i++) {
+		_cleanup_free_ char *text = NULL;
+
+		/* Not rendered again while the layout has not moved. */
+		if (streq(changed_properties[i], "DomainLayout") && m->layout_emitted == m->layout_generation)
+			continue;
+		/* Unknown (out of memory): announced, as before. */
+		text = property_text(m, changed_properties[i]);
+		if (text && streq_ptr(text, m->emitted[i]))
+			continue;
+		free(m->emitted[i]);
+		m->emitted[i] = TAKE_PTR(text);
+		props[n++] = changed_properties[i];
+	}
+	props[n] = NULL;
+	m->layout_emitted = m->layout_generation;
+	if (n > 0 && send)
+		(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE,
+							  (char **)props);
+}
+
+void manager_emit_changed(Manager *m)
+{
+	emit_changed(m, true);
+}
+
+void manager_note_properties(Manager *m)
+{
+	emit_changed(m, false);
 }

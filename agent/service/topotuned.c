@@ -22,10 +22,8 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 	(void)sd_notify(false, "RELOADING=1");
 	log_info("SIGHUP: reloading the configuration.");
-	r = manager_reload(m, &err);
-	if (r < 0)
-		log_error_errno(r, "Reload failed, keeping the previous configuration: %s", err ?: strerror(-r));
-	else
+	r = manager_reload(m, "SIGHUP reload", &err);
+	if (r >= 0)
 		manager_emit_applied(m, (unsigned)r);
 	manager_emit_changed(m);
 	(void)sd_notify(false, "READY=1");
@@ -240,6 +238,8 @@ static int run(int argc, char *argv[])
 	if (r < 0)
 		return r;
 
+	/* What a client reads now is its starting point: later PropertiesChanged carry differences. */
+	manager_note_properties(m);
 	r = manager_status_text(m, &status);
 	if (r < 0)
 		return log_oom();

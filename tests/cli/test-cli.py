@@ -111,6 +111,52 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     rc, out, err = run("--root", hygon, "profiles")
     check("profiles lists balanced", rc == 0 and "balanced" in out, out + err)
 
+    # check: the configuration as topotuned reads it; candidates before they are installed.
+    def tree_state(root):
+        return sorted((d, f, open(os.path.join(d, f), "rb").read()) for d, _, fs in os.walk(os.path.join(root, "etc"))
+                      for f in fs)
+    before = tree_state(hygon)
+    rc, out, err = run("--root", hygon, "check")
+    check("check: the shipped configuration is OK, exit 0",
+          rc == 0 and out.startswith("OK: 1 configuration file, 6 profiles, 3 hardware rules."), (rc, out, err))
+    write(os.path.join(base, "cand/bad.ini"), "[profile]\nsmt_buddy_assist = on\n")
+    rc, out, err = run("--root", hygon, "check", "--as", "/etc/topotune/profiles/cand.ini", os.path.join(base, "cand/bad.ini"))
+    check("check --as: a bad candidate profile: exit 2, FILE:LINE as it would be installed",
+          rc == 2 and "/etc/topotune/profiles/cand.ini:2: unknown key 'smt_buddy_assist' in [profile]" in err
+          and "1 error." in err, (rc, out, err))
+    write(os.path.join(base, "cand/profiles/site.ini"), "[profile]\ninclude = throughput\n")
+    write(os.path.join(base, "cand/topotune.conf.d/50-site.conf"), "[daemon]\nprofile = site\n")
+    rc, out, err = run("--root", hygon, "check", os.path.join(base, "cand/topotune.conf.d/50-site.conf"))
+    check("check: a candidate drop-in selecting a profile that is not there: its FILE:LINE",
+          rc == 2 and "/etc/topotune/topotune.conf.d/50-site.conf:2: profile 'site' not found" in err, (rc, out, err))
+    rc, out, err = run("--root", hygon, "check", os.path.join(base, "cand/topotune.conf.d/50-site.conf"),
+                       os.path.join(base, "cand/profiles/site.ini"))
+    check("check: candidates take their kind from their directory; together they are OK",
+          rc == 0 and "as /etc/topotune/profiles/site.ini" in out and "7 profiles" in out, (rc, out, err))
+    rc, out, err = run("--root", hygon, "check", os.path.join(base, "cand/bad.ini"))
+    check("check: a candidate from nowhere known needs --as", rc == 2 and "--as" in err, (rc, out, err))
+    write(os.path.join(hygon, "etc/topotune/hardware.d/60-x.ini"), "[match]\nvendor = hygon\n[profile]\nname = nope\n")
+    write(os.path.join(hygon, "etc/topotune/profiles/broken.ini"), "[scheduler]\nrelax_domain_level = deep\n")
+    before = tree_state(hygon)
+    rc, out, err = run("--root", hygon, "check")
+    check("check: every error, each with FILE:LINE (a hardware rule's profile, a broken profile)",
+          rc == 2 and "/etc/topotune/hardware.d/60-x.ini:4: profile 'nope' not found" in err
+          and "/etc/topotune/profiles/broken.ini:2: " in err and "2 errors." in err, (rc, out, err))
+    rc, out, err = run("--root", hygon, "check", "--json")
+    j = json.loads(out) if out else {}
+    check("check --json: schema, ok false, errors with file and line",
+          rc == 2 and j.get("schema") == 1 and j.get("ok") is False
+          and {"file": "/etc/topotune/profiles/broken.ini", "line": 2,
+               "message": j["errors"][-1]["message"]} in j.get("errors", []), out)
+    check("check changes nothing", tree_state(hygon) == before)
+    os.remove(os.path.join(hygon, "etc/topotune/hardware.d/60-x.ini"))
+    os.remove(os.path.join(hygon, "etc/topotune/profiles/broken.ini"))
+    shutil.copy(os.path.join(hygon, "etc/topotune/topotune.conf"), os.path.join(base, "conf.save"))
+    write(os.path.join(hygon, "etc/topotune/topotune.conf"), "[daemon]\nrollback = sometimes\n")
+    rc, out, err = run("--root", hygon, "check")
+    check("check: a bad topotune.conf: FILE:LINE", rc == 2 and "/etc/topotune/topotune.conf:2: " in err, err)
+    shutil.copy(os.path.join(base, "conf.save"), os.path.join(hygon, "etc/topotune/topotune.conf"))
+
     # Bad input: exit 2 and a message naming the place.
     write(os.path.join(vm, "etc/topotune/profiles/broken.ini"), "[scheduler]\nsmt_buddy_assist = maybe\n")
     rc, out, err = run("--root", vm, "plan", "--profile", "broken")

@@ -263,6 +263,11 @@ def settings():
     return {str(s[0]): (str(s[1]), str(s[2]), bool(s[3]), str(s[4])) for s in prop("Settings")}
 
 
+def signals_of(mon, member):
+    """The busctl monitor records of signal @member in @mon, joined."""
+    return "".join(m for m in mon.split("\u2023 ") if f"Member={member}" in m and "Type=signal" in m)
+
+
 def log_text(log):
     with open(log, errors="replace") as f:
         return f.read()
@@ -287,7 +292,8 @@ try:
           and rd(main, SMT) == "1", log_text(os.path.join(base, "second.log")))
 
     rc, out = busctl("introspect", NAME, PATH, IFACE)
-    want = ["ListProfiles", "SetProfile", "Apply", "Revert", "Reload", "Plan", "Verify", "GetCpuDomains",
+    want = ["ListProfiles", "SetProfile", "SetProfilePersistent", "AutoProfile", "Apply", "Revert", "Reload",
+            "ReloadConfiguration", "Plan", "Verify", "GetCpuDomains", "ActiveProfileSource",
             "Version", "State", "StateReasons", "ActiveProfile", "CpuVendor", "CpuFamily", "CpuModel", "CpuName",
             "Topology", "Settings", "KernelCapabilities", "IsolatedCpus", "HousekeepingCpus", "RebootRequired",
             "PendingKernelCmdline", "DomainLayout", "Applied", "Drift"]
@@ -915,6 +921,12 @@ try:
     check("timer: a writer that keeps changing it -> backed off, State degraded, reason says so",
           str(prop("State")) == "degraded" and any("another writer" in r for r in reasons) and n_writes <= 3
           and rd(tt, SMT) == "0", f"{reasons} writes={n_writes}")
+    mark = len(log_text(monitor_log))
+    time.sleep(2.6)
+    mon = log_text(monitor_log)[mark:]
+    check("timer: backed off and unchanged: no Drift and no PropertiesChanged at every check (once per change)",
+          mon.count("Member=Drift") == 0 and mon.count("Member=PropertiesChanged") == 0 and rd(tt, SMT) == "0",
+          mon[-800:])
     # SIGHUP: re-read the configuration, apply the diff, forget the back-off.
     with open(os.path.join(tt, "etc/topotune/topotune.conf.d/60-profile.conf"), "w") as f:
         f.write("[daemon]\nprofile = latency\nrollback = not-on-exit\nverify_interval = 0\n")
@@ -1030,6 +1042,97 @@ try:
           f"ok={ok} {reasons}")
     stop_daemon(d)
 
+    # ======================= persistent choice, AutoProfile, reload truth ====================
+    pt = make_tree("persist", "hygon-7447v-2s-nps3")
+    plog = os.path.join(base, "topotuned-persist.log")
+    pdrop = os.path.join(pt, "etc/topotune/topotune.conf.d/99-set-profile.conf")
+    d, ok = start_daemon(pt, plog)
+    e = call_error(mgr().SetProfilePersistent, "nosuch", False) if ok else ("not started", "")
+    check("SetProfilePersistent(nosuch): NoSuchProfile, nothing written",
+          e[0] == "org.topotune1.Error.NoSuchProfile" and not os.path.exists(pdrop), str(e))
+    mark = len(log_text(monitor_log))
+    e = call_error(mgr().SetProfilePersistent, "latency", False)
+    src = str(prop("ActiveProfileSource"))
+    time.sleep(0.3)
+    mon = signals_of(log_text(monitor_log)[mark:], "PropertiesChanged")
+    check("PropertiesChanged carries only what changed (ActiveProfile, Settings; not RebootRequired, "
+          "PendingKernelCmdline, KernelCapabilities)",
+          '"ActiveProfile"' in mon and '"Settings"' in mon
+          and '"RebootRequired"' not in mon and '"PendingKernelCmdline"' not in mon
+          and '"KernelCapabilities"' not in mon, mon[-1500:])
+    mark = len(log_text(monitor_log))
+    rc, out = ctl("apply")
+    time.sleep(0.3)
+    mon = log_text(monitor_log)[mark:]
+    check("apply with nothing to change: no PropertiesChanged at all",
+          rc == 0 and "Member=Applied" in mon and "Member=PropertiesChanged" not in mon, mon[-1500:])
+    check("SetProfilePersistent(latency): applied from the drop-in it wrote, ActiveProfileReason configured, "
+          "ActiveProfileSource its FILE:LINE",
+          e[0] is None and str(prop("ActiveProfile")) == "latency" and rd(pt, RELAX) == "3"
+          and str(prop("ActiveProfileReason")) == "configured"
+          and src == "/etc/topotune/topotune.conf.d/99-set-profile.conf:5"
+          and rd(pt, "etc/topotune/topotune.conf.d/99-set-profile.conf").endswith("[daemon]\nprofile = latency")
+          and not [f for f in os.listdir(os.path.dirname(pdrop)) if f.startswith(".")], f"{e} {src}")
+    stop_daemon(d)
+    d, ok = start_daemon(pt, plog)
+    check("... it lasts across a restart", ok and str(prop("ActiveProfile")) == "latency", log_text(plog)[-600:])
+    rc, out = ctl("--config-root", pt, "layout", "--profile", "hpc", "--cpu", "1")
+    check("layout --profile P while topotuned runs: the prediction for P, in-process (was 'offline only')",
+          rc == 0 and out.startswith("cpu1:") and "levels:" in out, out[-400:])
+    rc, out = ctl("set-profile", "throughput")
+    check("set-profile (runtime): ActiveProfileReason manual, ActiveProfileSource who asked",
+          rc == 0 and str(prop("ActiveProfileReason")) == "manual"
+          and str(prop("ActiveProfileSource")).startswith("SetProfile(throughput) by :"), out)
+    rc, out = ctl("reload")
+    check("reload ends the runtime choice: back to the configured profile (reason configured)",
+          rc == 0 and str(prop("ActiveProfile")) == "latency" and str(prop("ActiveProfileReason")) == "configured",
+          f"{out} {prop('ActiveProfile')} {prop('ActiveProfileReason')}")
+    rc, out = ctl("set-profile", "--persistent", "throughput")
+    rc2, out2 = ctl("status")
+    check("set-profile --persistent: drop-in rewritten, status shows the choice and its FILE:LINE",
+          rc == 0 and "profile = throughput" in rd(pt, "etc/topotune/topotune.conf.d/99-set-profile.conf")
+          and "Profile: throughput (configured, /etc/topotune/topotune.conf.d/99-set-profile.conf:5)" in out2,
+          out + out2)
+    rc, out = ctl("auto-profile")
+    check("auto-profile: the drop-in removed, the configured choice (balanced, built-in default) back",
+          rc == 0 and not os.path.exists(pdrop) and str(prop("ActiveProfile")) == "balanced"
+          and str(prop("ActiveProfileReason")) == "configured"
+          and str(prop("ActiveProfileSource")) == "built-in default" and rd(pt, RELAX) == "-1",
+          f"{out} {prop('ActiveProfile')} {prop('ActiveProfileSource')}")
+    # A reload that fails: State and StateReasons say so with FILE:LINE, and so does the log.
+    wr(pt, "etc/topotune/topotune.conf.d/60-bad.conf", "[daemon]\nrollback = sometimes\n")
+    mark = len(log_text(plog))
+    d.send_signal(signal.SIGHUP)
+    end = time.time() + 8
+    while time.time() < end and str(prop("State")) != "degraded":
+        time.sleep(0.05)
+    reasons = [str(x) for x in prop("StateReasons")]
+    check("SIGHUP with a bad drop-in: State degraded, StateReasons and the log name FILE:LINE, profile kept",
+          str(prop("State")) == "degraded" and str(prop("ActiveProfile")) == "balanced"
+          and any(r.startswith("reload failed") and "/etc/topotune/topotune.conf.d/60-bad.conf:2:" in r
+                  for r in reasons)
+          and "/etc/topotune/topotune.conf.d/60-bad.conf:2:" in log_text(plog)[mark:], str(reasons))
+    e = call_error(mgr().ReloadConfiguration, False)
+    check("ReloadConfiguration(interactive) with a bad drop-in: InvalidConfiguration naming FILE:LINE",
+          e[0] == "org.topotune1.Error.InvalidConfiguration" and "60-bad.conf:2:" in e[1], str(e))
+    e = call_error(mgr().SetProfilePersistent, "latency", False)
+    check("SetProfilePersistent while the configuration does not load: InvalidConfiguration, nothing written",
+          e[0] == "org.topotune1.Error.InvalidConfiguration" and not os.path.exists(pdrop), str(e))
+    os.remove(os.path.join(pt, "etc/topotune/topotune.conf.d/60-bad.conf"))
+    wr(pt, "etc/topotune/topotune.conf.d/60-bad.conf", "[daemon]\nprofile = nosuch\n")
+    d.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    reasons = [str(x) for x in prop("StateReasons")]
+    check("SIGHUP selecting a profile that is not there: degraded, the reason names it",
+          str(prop("State")) == "degraded" and any(r.startswith("reload failed") and "nosuch" in r for r in reasons),
+          str(reasons))
+    os.remove(os.path.join(pt, "etc/topotune/topotune.conf.d/60-bad.conf"))
+    e = call_error(mgr().Reload)
+    check("Reload() (no arguments, kept) after the fix: State applied, the reason gone",
+          e[0] is None and str(prop("State")) == "applied"
+          and not any(str(r).startswith("reload failed") for r in prop("StateReasons")), str(e))
+    stop_daemon(d)
+
     # ======================= FIFOs among the configuration files =========================
     ft = make_tree("fifo", "vm-2cpu")
     os.makedirs(os.path.join(ft, "etc/topotune/profiles"), exist_ok=True)
@@ -1044,8 +1147,8 @@ try:
     os.mkfifo(os.path.join(ft, "etc/topotune/topotune.conf.d/60-fifo.conf"))
     t = time.time()
     e = call_error(lambda: mgr().Reload(timeout=10)) if ok else ("", "")
-    check("Reload with a FIFO drop-in -> InvalidProfile at once, naming it",
-          e[0] == "org.topotune1.Error.InvalidProfile" and "60-fifo.conf: not a regular file" in e[1]
+    check("Reload with a FIFO drop-in -> InvalidConfiguration at once, naming it",
+          e[0] == "org.topotune1.Error.InvalidConfiguration" and "60-fifo.conf: not a regular file" in e[1]
           and time.time() - t < 5, str(e))
     t = time.time()
     rc = stop_daemon(d) if ok else None
