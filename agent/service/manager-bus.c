@@ -70,12 +70,14 @@ static int append_strv_text(sd_bus_message *reply, char **l)
 	int r;
 
 	r = sd_bus_message_open_container(reply, 'a', "s");
-	STRV_FOREACH(s, l)
-		if (r >= 0)
-			r = append_text(reply, *s);
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	return r;
+	if (r < 0)
+		return r;
+	STRV_FOREACH(s, l) {
+		r = append_text(reply, *s);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
 }
 
 /* Only CPU hotplug changes it: not part of every PropertiesChanged. */
@@ -133,22 +135,32 @@ int manager_set_allowed_cpus(void *userdata, const char *unit, const char *cpuli
 
 	r = sd_bus_message_new_method_call(m->bus, &msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
 					   "org.freedesktop.systemd1.Manager", "SetUnitProperties");
-	if (r >= 0)
-		r = sd_bus_message_append(msg, "sb", unit, 1);
-	if (r >= 0)
-		r = sd_bus_message_open_container(msg, 'a', "(sv)");
-	if (r >= 0)
-		r = sd_bus_message_open_container(msg, 'r', "sv");
-	if (r >= 0)
-		r = sd_bus_message_append(msg, "s", "AllowedCPUs");
-	if (r >= 0)
-		r = sd_bus_message_open_container(msg, 'v', "ay");
-	if (r >= 0)
-		r = sd_bus_message_append_array(msg, 'y', mask, n);
-	for (int i = 0; r >= 0 && i < 3; i++)
-		r = sd_bus_message_close_container(msg);
 	if (r < 0)
 		return r;
+	/* SetUnitProperties(s name, b runtime, a(sv) properties) */
+	r = sd_bus_message_append(msg, "sb", unit, 1);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(msg, 'a', "(sv)");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(msg, 'r', "sv");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(msg, "s", "AllowedCPUs");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(msg, 'v', "ay");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append_array(msg, 'y', mask, n);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 3; i++) {
+		r = sd_bus_message_close_container(msg);
+		if (r < 0)
+			return r;
+	}
 	r = sd_bus_call(m->bus, msg, 30 * 1000000ULL, &error, &reply);
 	if (r < 0) {
 		log_error("systemd refused AllowedCPUs=%s on %s: %s", cpulist, unit, error.message ?: strerror(-r));
@@ -197,11 +209,15 @@ int manager_get_unit_state(void *userdata, const char *unit, char **ret)
 			       "org.freedesktop.systemd1.Manager", "LoadUnit", &error, &reply, "s", unit);
 	if (r >= 0)
 		r = sd_bus_message_read(reply, "o", &path);
-	if (r >= 0)
-		r = sd_bus_get_property_string(m->bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Unit",
-					       "ActiveState", &error, ret);
 	if (r < 0)
-		log_error("systemd does not say whether %s is active: %s", unit, error.message ?: strerror(-r));
+		goto fail;
+	r = sd_bus_get_property_string(m->bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Unit",
+				       "ActiveState", &error, ret);
+	if (r < 0)
+		goto fail;
+	return 0;
+fail:
+	log_error("systemd does not say whether %s is active: %s", unit, error.message ?: strerror(-r));
 	return r;
 }
 
@@ -268,17 +284,20 @@ GETTER(property_get_workload_rules)
 	int r;
 
 	r = sd_bus_message_open_container(reply, 'a', "(sss)");
-	for (size_t i = 0; r >= 0 && wm && i < wm->n_rules; i++) {
+	if (r < 0)
+		return r;
+	for (size_t i = 0; wm && i < wm->n_rules; i++) {
+		_cleanup_free_ char *text = bus_text(wm->rules[i].text);
 		char count[16];
 
-		_cleanup_free_ char *text = bus_text(wm->rules[i].text);
-
+		if (!text)
+			return -ENOMEM;
 		snprintf(count, sizeof(count), "%u", workload_tracker_count(m->workload, i));
-		r = text ? sd_bus_message_append(reply, "(sss)", text, wm->rules[i].profile, count) : -ENOMEM;
+		r = sd_bus_message_append(reply, "(sss)", text, wm->rules[i].profile, count);
+		if (r < 0)
+			return r;
 	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	return r;
+	return sd_bus_message_close_container(reply);
 }
 
 GETTER(property_get_cpu_vendor)
@@ -504,6 +523,47 @@ static int layout_levels(Manager *m, LevelSummary *l)
 	return 0;
 }
 
+/* a(usssas): per level its number, name, flags, CPUs covered and spans. */
+static int append_levels(sd_bus_message *reply, const LevelSummary *l)
+{
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(usssas)");
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < LEVELS_MAX; i++) {
+		_cleanup_free_ char *covered = NULL;
+
+		if (!l[i].used)
+			continue;
+		r = cpuset_format_list(&l[i].covered, &covered);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_open_container(reply, 'r', "usssas");
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append(reply, "u", i);
+		if (r < 0)
+			return r;
+		r = append_text(reply, l[i].name);   /* names and flags from debugfs */
+		if (r < 0)
+			return r;
+		r = append_text(reply, l[i].flags);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append(reply, "s", covered);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append_strv(reply, l[i].spans);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_close_container(reply);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
+}
+
 GETTER(property_get_domain_layout)
 {
 	Manager *m = userdata;
@@ -512,30 +572,7 @@ GETTER(property_get_domain_layout)
 
 	r = layout_levels(m, l);
 	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(usssas)");
-	for (unsigned i = 0; r >= 0 && i < LEVELS_MAX; i++) {
-		_cleanup_free_ char *covered = NULL;
-
-		if (!l[i].used)
-			continue;
-		r = cpuset_format_list(&l[i].covered, &covered);
-		if (r >= 0)
-			r = sd_bus_message_open_container(reply, 'r', "usssas");
-		if (r >= 0)
-			r = sd_bus_message_append(reply, "u", i);
-		if (r >= 0)
-			r = append_text(reply, l[i].name);   /* names and flags from debugfs */
-		if (r >= 0)
-			r = append_text(reply, l[i].flags);
-		if (r >= 0)
-			r = sd_bus_message_append(reply, "s", covered);
-		if (r >= 0)
-			r = sd_bus_message_append_strv(reply, l[i].spans);
-		if (r >= 0)
-			r = sd_bus_message_close_container(reply);
-	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
+		r = append_levels(reply, l);
 	levels_done(l);
 	return r;
 }
@@ -585,6 +622,34 @@ static int reply_apply_error(sd_bus_error *error, int r, const char *what, const
 
 /* --- methods ------------------------------------------------------------------------ */
 
+/* a(sss): name, description (the file's), path. */
+static int append_profiles(sd_bus_message *reply, const ProfileInfo *list, size_t n)
+{
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(sss)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		r = sd_bus_message_open_container(reply, 'r', "sss");
+		if (r < 0)
+			return r;
+		r = append_text(reply, list[i].name);
+		if (r < 0)
+			return r;
+		r = append_text(reply, list[i].description);
+		if (r < 0)
+			return r;
+		r = append_text(reply, list[i].path);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_close_container(reply);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
+}
+
 static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
@@ -599,21 +664,7 @@ static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_erro
 		return bus_error_set_errnof(error, r, "%s", err ?: "Failed to list profiles");
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(sss)");
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		/* The description is the file's. */
-		r = sd_bus_message_open_container(reply, 'r', "sss");
-		if (r >= 0)
-			r = append_text(reply, list[i].name);
-		if (r >= 0)
-			r = append_text(reply, list[i].description);
-		if (r >= 0)
-			r = append_text(reply, list[i].path);
-		if (r >= 0)
-			r = sd_bus_message_close_container(reply);
-	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
+		r = append_profiles(reply, list, n);
 	profile_info_array_free(list, n);
 	if (r < 0)
 		return r;
@@ -859,6 +910,64 @@ static int method_reload_configuration(sd_bus_message *msg, void *userdata, sd_b
 	return reload_and_reply(userdata, msg, interactive, error);
 }
 
+/* (ssss): setting, action, "from -> to via control", "why (origin)". */
+static int append_step(sd_bus_message *reply, const PlanStep *st)
+{
+	_cleanup_free_ char *change = NULL, *why = NULL, *o = NULL;
+	int r;
+
+	o = origin_to_string(&st->origin);
+	change = strprintf("%s -> %s%s%s", st->from, st->to, st->control ? " via " : "",
+			   st->control ? st->control->name : "");
+	why = strprintf("%s (%s)", st->why, strna(o));
+	if (!change || !why)
+		return -ENOMEM;
+	r = sd_bus_message_open_container(reply, 'r', "ssss");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(reply, "ss", setting_id_to_string(st->setting), step_action_to_string(st->action));
+	if (r < 0)
+		return r;
+	r = append_text(reply, change);   /* "from" is what the kernel said */
+	if (r < 0)
+		return r;
+	r = append_text(reply, why);
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
+}
+
+/* b a(sss): in sync, then per mismatch the setting, the value wanted and the value read. */
+static int append_mismatches(sd_bus_message *reply, const Mismatch *mm, size_t n)
+{
+	int r;
+
+	r = sd_bus_message_append(reply, "b", n == 0);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'a', "(sss)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		r = sd_bus_message_open_container(reply, 'r', "sss");
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append(reply, "s", setting_id_to_string(mm[i].setting));
+		if (r < 0)
+			return r;
+		r = append_text(reply, mm[i].want);
+		if (r < 0)
+			return r;
+		r = append_text(reply, mm[i].got);   /* as read from the kernel's file */
+		if (r < 0)
+			return r;
+		r = sd_bus_message_close_container(reply);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
+}
+
 static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
@@ -891,35 +1000,22 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		return r;
 
 	r = sd_bus_message_new_method_return(msg, &reply);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(ssss)");
-	for (size_t i = 0; r >= 0 && i < _SETTING_MAX; i++) {
-		const PlanStep *st = &plan->steps[i];
-		_cleanup_free_ char *change = NULL, *why = NULL, *o = NULL;
-
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'a', "(ssss)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < _SETTING_MAX; i++) {
 		if (!plan_has_step(plan, i))
 			continue;
-		o = origin_to_string(&st->origin);
-		change = strprintf("%s -> %s%s%s", st->from, st->to, st->control ? " via " : "",
-				   st->control ? st->control->name : "");
-		why = strprintf("%s (%s)", st->why, strna(o));
-		if (!change || !why)
-			return -ENOMEM;
-		r = sd_bus_message_open_container(reply, 'r', "ssss");
-		if (r >= 0)
-			r = sd_bus_message_append(reply, "ss", setting_id_to_string(st->setting),
-						  step_action_to_string(st->action));
-		if (r >= 0)
-			r = append_text(reply, change);   /* "from" is what the kernel said */
-		if (r >= 0)
-			r = append_text(reply, why);
-		if (r >= 0)
-			r = sd_bus_message_close_container(reply);
+		r = append_step(reply, &plan->steps[i]);
+		if (r < 0)
+			return r;
 	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	if (r >= 0)
-		r = sd_bus_message_append(reply, "s", text);
+	r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(reply, "s", text);
 	if (r < 0)
 		return r;
 	return sd_bus_send(NULL, reply, NULL);
@@ -942,22 +1038,7 @@ static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 		return bus_error_set_errnof(error, r, "Verification failed: %s", strerror(-r));
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
-		r = sd_bus_message_append(reply, "b", n == 0);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(sss)");
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		r = sd_bus_message_open_container(reply, 'r', "sss");
-		if (r >= 0)
-			r = sd_bus_message_append(reply, "s", setting_id_to_string(mm[i].setting));
-		if (r >= 0)
-			r = append_text(reply, mm[i].want);
-		if (r >= 0)
-			r = append_text(reply, mm[i].got);   /* as read from the kernel's file */
-		if (r >= 0)
-			r = sd_bus_message_close_container(reply);
-	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
+		r = append_mismatches(reply, mm, n);
 	mismatches_free(mm, n);
 	if (r < 0)
 		return r;
@@ -1121,22 +1202,31 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_END
 };
 
-int manager_connect_bus(Manager *m)
+static int bus_open(Manager *m)
 {
 	int r;
 
 	if (m->bus)
-		r = 0;   /* a connection the caller made (tests: one end of a socketpair) */
-	else if (m->bus_address) {
-		r = sd_bus_new(&m->bus);
-		if (r >= 0)
-			r = sd_bus_set_address(m->bus, m->bus_address);
-		if (r >= 0)
-			r = sd_bus_set_bus_client(m->bus, true);
-		if (r >= 0)
-			r = sd_bus_start(m->bus);
-	} else
-		r = sd_bus_open_system(&m->bus);
+		return 0;   /* a connection the caller made (tests: one end of a socketpair) */
+	if (!m->bus_address)
+		return sd_bus_open_system(&m->bus);
+	r = sd_bus_new(&m->bus);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_address(m->bus, m->bus_address);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_bus_client(m->bus, true);
+	if (r < 0)
+		return r;
+	return sd_bus_start(m->bus);
+}
+
+int manager_connect_bus(Manager *m)
+{
+	int r;
+
+	r = bus_open(m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to connect to the %s bus: %m", m->bus_address ?: "system");
 
