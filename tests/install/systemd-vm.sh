@@ -39,7 +39,7 @@
 #   TOPOTUNE_SYSTEMD_VM_PATCHED=0  leave out the patched kernel's boot
 #   TOPOTUNE_MIRROR=URI      Debian mirror (default: from this machine's apt sources)
 #   TOPOTUNE_KEEP=1          keep the whole work directory
-#   TOPOTUNE_VM_TIMEOUT=S    seconds per boot before qemu is killed (1500; one TCG
+#   TOPOTUNE_VM_TIMEOUT=S    seconds per boot before qemu is killed (2400; one TCG
 #                            thread per guest, as the kernel tier boots)
 #
 # Prints PASS/FAIL per check and ends with "N passed, M failed"; exit 0 only
@@ -53,7 +53,7 @@ set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SUITE=bookworm
 CACHE_DIR=${TOPOTUNE_CACHE_DIR:-/var/cache/topotune}
-VM_TIMEOUT=${TOPOTUNE_VM_TIMEOUT:-1500}
+VM_TIMEOUT=${TOPOTUNE_VM_TIMEOUT:-2400}
 # shellcheck source=tests/install/lib.sh
 . "$SRC/tests/install/lib.sh"
 
