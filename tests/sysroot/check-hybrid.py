@@ -44,6 +44,10 @@ CASES = {
     # x86 hybrid: kinds without capacities, no asym flags, and the layout says why
     "raptorlake-layout": (RPL, {}, [["layout", "--cpu", "0"], ["layout", "--cpu", "16"],
                                     ["layout", "--json", "--cpu", "16"]]),
+    # hpc's auto:2-per-llc takes E-cores on Intel hybrid
+    "raptorlake-plan-hpc": (RPL, {}, [["plan", "--profile", "hpc"]]),
+    # ... and the A55s on big.LITTLE, where the big cores are numbered last (taken before)
+    "arm-plan-hpc": (ARM, {}, [["plan", "--profile", "hpc"]]),
 }
 
 
