@@ -575,7 +575,7 @@ int plan_compute(const PlanInput *in, Plan **ret)
 
 MatchFacts plan_match_facts(const CpuIdentity *id, const Topology *t)
 {
-	return (MatchFacts) {
+	MatchFacts f = {
 		.vendor = cpu_vendor_to_string(id->vendor),
 		.family = id->family,
 		.model = id->model,
@@ -583,7 +583,16 @@ MatchFacts plan_match_facts(const CpuIdentity *id, const Topology *t)
 		.cpus = cpuset_count(&t->online),
 		.nodes_per_package = t->nodes_per_package,
 		.smt = t->threads_per_core > 1,
+		.n_core_kinds = (unsigned)t->kinds.n,
 	};
+
+	for (size_t i = 0; i < MIN(t->kinds.n, (size_t)MATCH_CORE_KINDS_MAX); i++)
+		f.core_kinds[i] = (MatchCoreKind) {
+			.key = t->kinds.items[i].key,
+			.name = t->kinds.items[i].name,
+			.capacity = t->kinds.items[i].capacity,
+		};
+	return f;
 }
 
 int plan_format(const Plan *p, unsigned cpu, char **ret)

@@ -29,6 +29,15 @@ RPL = "raptorlake-8p16e"
 ARM = "arm-biglittle-4a55-4a76"
 CPU = "sys/devices/system/cpu"
 
+RULE = """# Intel hybrid desktops: isolate two E-cores for the pinned threads
+[match]
+has_core_kind = atom core
+[profile]
+name = hpc
+[isolation]
+isolated_cpus = auto:2-per-node
+"""
+
 # case: (spec, {path: text or None (remove) or "GLOB*" removal}, verbs)
 CASES = {
     # P/E kinds from the cpu_core/cpu_atom PMUs; x86 has no capacities
@@ -48,12 +57,18 @@ CASES = {
     "raptorlake-plan-hpc": (RPL, {}, [["plan", "--profile", "hpc"]]),
     # ... and the A55s on big.LITTLE, where the big cores are numbered last (taken before)
     "arm-plan-hpc": (ARM, {}, [["plan", "--profile", "hpc"]]),
+    # hardware rules on core kinds: the E-core rule picks hpc, the Cortex-A55 one does not match
+    "raptorlake-rule": (RPL, {"etc/topotune/hardware.d/60-hybrid.ini": RULE}, [["plan"], ["explain", "isolated_cpus"]]),
+    "arm-rule": (ARM, {"etc/topotune/hardware.d/60-hybrid.ini": RULE}, [["plan"]]),
 }
 
 
 def edit(root, changes):
     for path, text in changes.items():
-        for p in sorted(glob.glob(os.path.join(root, path))):
+        if text is not None and not glob.has_magic(path):
+            os.makedirs(os.path.dirname(os.path.join(root, path)), exist_ok=True)
+        paths = glob.glob(os.path.join(root, path)) if glob.has_magic(path) else [os.path.join(root, path)]
+        for p in sorted(paths):
             if text is None:
                 shutil.rmtree(p) if os.path.isdir(p) and not os.path.islink(p) else os.remove(p)
             else:
