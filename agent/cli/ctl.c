@@ -199,6 +199,11 @@ static void layout_json(const Plan *p, const Topology *t)
 		json_string(&w, DOMAINS_ASSUMED_DISTANCES_TEXT);
 		json_end_object(&w);
 	}
+	/* Core kinds without capacities: the asymmetric-capacity flags are left out, and why. */
+	if (p->layout->capacities_unknown) {
+		json_key(&w, "capacities_unknown");
+		json_string(&w, DOMAINS_CAPACITIES_UNKNOWN_TEXT);
+	}
 	json_key(&w, "cpus");
 	json_begin_array(&w);
 	CPUSET_FOREACH(cpu, &t->online) {

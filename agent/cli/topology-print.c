@@ -58,6 +58,22 @@ void print_topology(FILE *f, const Topology *t)
 			return;
 		fprintf(f, "  node%-4d  %s\n", t->nodes.items[i].id, *l ? l : "(no CPUs)");
 	}
+	if (t->kinds.n > 0) {
+		fprintf(f, "Core kinds: %zu (from %s)\n", t->kinds.n, t->kinds.source);
+		for (size_t i = 0; i < t->kinds.n; i++) {
+			const TopoKind *k = &t->kinds.items[i];
+			_cleanup_free_ char *l = NULL;
+
+			if (cpuset_format_list(&k->cpus, &l) < 0)
+				return;
+			fprintf(f, "  %-13s %s, ", k->key, k->name);
+			if (k->capacity)
+				fprintf(f, "capacity %u", k->capacity);
+			else
+				fprintf(f, "capacity unknown");
+			fprintf(f, ": %s (%u)\n", l, cpuset_count(&k->cpus));
+		}
+	}
 	if (t->distance && t->nodes.n > 1) {
 		fprintf(f, "Distances:\n  node ");
 		for (size_t j = 0; j < t->nodes.n; j++)
@@ -164,6 +180,45 @@ void print_topology_json(FILE *f, const CpuIdentity *id, const Topology *t)
 	json_groups(&w, "package_list", &t->packages);
 	json_groups(&w, "llc_list", &t->llcs);
 	json_groups(&w, "node_list", &t->nodes);
+	json_key(&w, "core_kinds");
+	json_begin_array(&w);
+	for (size_t i = 0; i < t->kinds.n; i++) {
+		const TopoKind *k = &t->kinds.items[i];
+		char hex[8];
+
+		json_begin_object(&w);
+		json_key(&w, "kind");
+		json_string(&w, k->key);
+		json_key(&w, "name");
+		json_string(&w, k->name);
+		if (*k->core_type) {
+			json_key(&w, "core_type");
+			json_string(&w, k->core_type);
+		}
+		if (k->have_midr) {
+			json_key(&w, "implementer");
+			snprintf(hex, sizeof(hex), "0x%02x", k->implementer);
+			json_string(&w, hex);
+			json_key(&w, "part");
+			snprintf(hex, sizeof(hex), "0x%03x", k->part);
+			json_string(&w, hex);
+		}
+		json_key(&w, "capacity");
+		if (k->capacity)
+			json_int(&w, k->capacity);
+		else
+			json_null(&w);
+		json_set(&w, "cpus", &k->cpus);
+		json_key(&w, "count");
+		json_int(&w, cpuset_count(&k->cpus));
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_key(&w, "core_kinds_source");
+	if (t->kinds.n)
+		json_string(&w, t->kinds.source);
+	else
+		json_null(&w);
 	json_key(&w, "distances");
 	if (t->distance) {
 		json_begin_array(&w);

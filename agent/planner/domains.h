@@ -45,6 +45,13 @@ enum {
 	"NUMA distances unknown (no node distance files): assumed the kernel's default without a " \
 	"SLIT, 10 within a node and 20 between nodes"
 
+/* How a layout of a machine with core kinds but no capacities says what it left out. */
+#define DOMAINS_CAPACITIES_UNKNOWN_TEXT                                                          \
+	"core kinds differ but the kernel exposes no CPU capacities (x86 has no cpu_capacity): "   \
+	"no SD_ASYM_CPUCAPACITY predicted; the kernel sets it only where intel_pstate enables "    \
+	"hybrid capacity scaling (hybrid parts without SMT), else ITMT's SD_ASYM_PACKING, which "  \
+	"this model does not predict"
+
 typedef struct SchedDomain {
 	int level;          /* sd->level: counts degenerate levels too */
 	const char *name;   /* SMT CLS MC PKG NODE NUMA */
@@ -81,6 +88,11 @@ typedef struct DomainLayout {
 	 * within a node and DOMAINS_REMOTE_DISTANCE between nodes, not facts.
 	 */
 	bool distances_assumed;
+	/*
+	 * The CPUs are of several kinds but no capacity is known: the
+	 * asymmetric-capacity flags cannot be predicted (DOMAINS_CAPACITIES_UNKNOWN_TEXT).
+	 */
+	bool capacities_unknown;
 	int newidle_limit;        /* levels >= this skip newidle via SMT_BUDDY_ASSIST, -1 none */
 	char **warnings;          /* what the kernel would print (ERROR: ...) */
 } DomainLayout;

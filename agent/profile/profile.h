@@ -65,12 +65,24 @@ typedef struct ProfileInfo {
 } ProfileInfo;
 
 /* Facts about the machine that hardware rules match on. */
+#define MATCH_CORE_KINDS_MAX 8U
+
+/* One core kind as hardware rules see it (Topology's TopoKind). */
+typedef struct MatchCoreKind {
+	const char *key;              /* "atom", "core", "0x41:0xd46", "capacity-280" */
+	const char *name;             /* "Intel Atom (E-core)", "Arm Cortex-A510" */
+	unsigned capacity;            /* 0 unknown */
+} MatchCoreKind;
+
 typedef struct MatchFacts {
 	const char *vendor;           /* "intel", "amd", "hygon", ... lower case */
 	unsigned family, model;
 	unsigned packages, cpus;
 	unsigned nodes_per_package;
 	bool smt;
+	/* Core kinds the kernel tells (0: it tells nothing, not "all alike"); the first MATCH_CORE_KINDS_MAX. */
+	unsigned n_core_kinds;
+	MatchCoreKind core_kinds[MATCH_CORE_KINDS_MAX];
 } MatchFacts;
 
 typedef struct HardwareRule {
@@ -83,6 +95,9 @@ typedef struct HardwareRule {
 	unsigned cpus_min, cpus_max;
 	unsigned nodes_per_package_min, nodes_per_package_max;
 	int smt;                     /* -1 any, 0 no, 1 yes */
+	char **has_core_kinds;       /* has_core_kind = : every one must be a kind of the machine */
+	unsigned core_kinds_min, core_kinds_max;
+	unsigned core_capacity_min, core_capacity_max;   /* some kind's capacity in range; 0..UINT_MAX: any */
 	char *profile;               /* [profile] name = : default profile here */
 	Origin profile_origin;
 	ProfileSettings settings;

@@ -47,6 +47,9 @@ Topology *topology_free(Topology *t)
 	group_list_done(&t->l2s);
 	group_list_done(&t->llcs);
 	group_list_done(&t->nodes);
+	for (size_t i = 0; i < t->kinds.n; i++)
+		cpuset_done(&t->kinds.items[i].cpus);
+	free(t->kinds.items);
 	free(t->distance);
 	strv_free(t->notes);
 	free(t);
@@ -404,6 +407,7 @@ static int load_cpu_sets(int cpu_fd, Topology *t, CpuSet *ret_nodir)
 		t->cpus[i] = (TopoCpu) {
 			.package_id = -1, .die_id = -1, .cluster_id = -1, .core_id = -1, .node_id = -1,
 			.package = -1, .die = -1, .cluster = -1, .core = -1, .l2 = -1, .llc = -1, .node = -1,
+			.kind = -1,
 		};
 	CPUSET_FOREACH(cpu, &t->online)
 		t->cpus[cpu].online = true;
@@ -1079,6 +1083,271 @@ fail:
 	return -ENOMEM;
 }
 
+/*
+ * Core kinds. Three per-CPU facts, each read only where the kernel offers
+ * it (the first online CPU's file says whether it does, so a 640-CPU x86
+ * server pays two failed opens, not 1 280): the Intel hybrid core type
+ * from the cpu_core/cpu_atom PMUs' cpus lists, the capacity from
+ * cpuN/cpu_capacity, the Arm MIDR from cpuN/regs/identification/midr_el1,
+ * else from /proc/cpuinfo (older arm64 kernels, 32-bit arm).
+ */
+typedef struct CpuKindFacts {
+	char core_type[8];
+	bool have_midr;
+	unsigned implementer, part;
+	unsigned capacity;
+} CpuKindFacts;
+
+/* Arm Ltd. (implementer 0x41) parts, as the Arm TRMs number them. */
+static const struct {
+	unsigned part;
+	const char *name;
+} arm_parts[] = {
+	{ 0xd03, "Cortex-A53" }, { 0xd04, "Cortex-A35" }, { 0xd05, "Cortex-A55" },
+	{ 0xd07, "Cortex-A57" }, { 0xd08, "Cortex-A72" }, { 0xd09, "Cortex-A73" },
+	{ 0xd0a, "Cortex-A75" }, { 0xd0b, "Cortex-A76" }, { 0xd0c, "Neoverse-N1" },
+	{ 0xd0d, "Cortex-A77" }, { 0xd40, "Neoverse-V1" }, { 0xd41, "Cortex-A78" },
+	{ 0xd44, "Cortex-X1" }, { 0xd46, "Cortex-A510" }, { 0xd47, "Cortex-A710" },
+	{ 0xd48, "Cortex-X2" }, { 0xd49, "Neoverse-N2" }, { 0xd4d, "Cortex-A715" },
+	{ 0xd4e, "Cortex-X3" }, { 0xd4f, "Neoverse-V2" }, { 0xd80, "Cortex-A520" },
+	{ 0xd81, "Cortex-A720" }, { 0xd82, "Cortex-X4" },
+};
+
+static const char *arm_part_name(unsigned implementer, unsigned part)
+{
+	if (implementer != 0x41)
+		return NULL;
+	for (size_t i = 0; i < ELEMENTSOF(arm_parts); i++)
+		if (arm_parts[i].part == part)
+			return arm_parts[i].name;
+	return NULL;
+}
+
+/* "0x00000000411fd461": implementer [31:24], part [15:4]. */
+static int parse_midr(const char *s, unsigned *ret_implementer, unsigned *ret_part)
+{
+	unsigned long long v;
+	char *end;
+
+	if (!startswith(s, "0x"))
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s + 2, &end, 16);
+	if (errno || end == s + 2 || *end || v > UINT32_MAX)
+		return -EINVAL;
+	*ret_implementer = (unsigned)(v >> 24) & 0xff;
+	*ret_part = (unsigned)(v >> 4) & 0xfff;
+	return 0;
+}
+
+/*
+ * The "CPU implementer" and "CPU part" of every processor block of an arm
+ * /proc/cpuinfo into @facts. A block without them is left alone.
+ */
+static int midr_from_cpuinfo(int root_fd, Topology *t, CpuKindFacts *facts)
+{
+	_cleanup_free_ char *text = NULL;
+	int cpu = -1, r;
+	unsigned impl = 0;
+	bool have_impl = false;
+
+	r = read_file_at(root_fd, "proc/cpuinfo", READ_FILE_MAX, &text, NULL);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	for (char *line = text, *next; line && *line; line = next) {
+		const char *v;
+		unsigned u;
+
+		next = strchr(line, '\n');
+		if (next)
+			*next++ = '\0';
+		v = strchr(line, ':');
+		if (!v)
+			continue;
+		v = strip((char *)v + 1);
+		if (startswith(line, "processor")) {
+			cpu = safe_atou(v, &u) >= 0 && u < t->n_slots ? (int)u : -1;
+			have_impl = false;
+		} else if (cpu >= 0 && startswith(line, "CPU implementer")) {
+			have_impl = safe_atou_base(v, 16, &impl) >= 0;
+		} else if (cpu >= 0 && have_impl && startswith(line, "CPU part")) {
+			if (safe_atou_base(v, 16, &u) < 0) {
+				r = note(t, "/proc/cpuinfo: processor %d: CPU part \"%s\" is not a number, its kind unknown",
+					 cpu, v);
+				if (r < 0)
+					return r;
+				continue;
+			}
+			facts[cpu] = (CpuKindFacts) { .have_midr = true, .implementer = impl, .part = u,
+						      .capacity = facts[cpu].capacity };
+		}
+	}
+	return 0;
+}
+
+static bool kind_facts_equal(const CpuKindFacts *a, const CpuKindFacts *b)
+{
+	return streq(a->core_type, b->core_type) && a->have_midr == b->have_midr && a->implementer == b->implementer &&
+	       a->part == b->part && a->capacity == b->capacity;
+}
+
+/* Lowest first: by capacity where both know one, atom before core, else by first CPU. */
+static int kind_compare(const void *pa, const void *pb)
+{
+	const TopoKind *a = pa, *b = pb;
+
+	if (a->capacity && b->capacity && a->capacity != b->capacity)
+		return a->capacity < b->capacity ? -1 : 1;
+	if (!streq(a->core_type, b->core_type) && *a->core_type && *b->core_type)
+		return streq(a->core_type, "atom") ? -1 : 1;
+	return cpuset_first(&a->cpus) - cpuset_first(&b->cpus);
+}
+
+static void kind_describe(TopoKind *k)
+{
+	const char *arm = k->have_midr ? arm_part_name(k->implementer, k->part) : NULL;
+
+	if (*k->core_type) {
+		snprintf(k->key, sizeof(k->key), "%s", k->core_type);
+		snprintf(k->name, sizeof(k->name), "%s", streq(k->core_type, "atom") ? "Intel Atom (E-core)"
+										    : "Intel Core (P-core)");
+	} else if (k->have_midr) {
+		snprintf(k->key, sizeof(k->key), "0x%02x:0x%03x", k->implementer, k->part);
+		if (arm)
+			snprintf(k->name, sizeof(k->name), "Arm %s", arm);
+		else
+			snprintf(k->name, sizeof(k->name), "implementer 0x%02x part 0x%03x", k->implementer, k->part);
+	} else if (k->capacity) {
+		snprintf(k->key, sizeof(k->key), "capacity-%u", k->capacity);
+		snprintf(k->name, sizeof(k->name), "unidentified");
+	} else {
+		snprintf(k->key, sizeof(k->key), "unknown");
+		snprintf(k->name, sizeof(k->name), "kind unknown");
+	}
+}
+
+static int load_kind_pmu(int root_fd, Topology *t, const char *pmu, CpuKindFacts *facts, bool *found)
+{
+	char path[64];
+	CpuSet set = {};
+	int r;
+
+	snprintf(path, sizeof(path), "sys/devices/%s/cpus", pmu);
+	r = read_cpulist_at(root_fd, path, &set);
+	if (r == -ENOENT)
+		return 0;
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return note(t, "/%s: %s, %s cores unknown", path, r == -EINVAL || r == -ERANGE ? "not a CPU list" :
+			    strerror(-r), pmu);
+	*found = true;
+	CPUSET_FOREACH(cpu, &set)
+		if ((unsigned)cpu < t->n_slots)
+			snprintf(facts[cpu].core_type, sizeof(facts[cpu].core_type), "%s", pmu + strlen("cpu_"));
+	cpuset_done(&set);
+	return 0;
+}
+
+/* Every online CPU's kind facts, grouped into kinds; a bad file is named and its fact left unknown. */
+static int load_kinds(int root_fd, int cpu_fd, Topology *t)
+{
+	_cleanup_free_ CpuKindFacts *facts = NULL;
+	bool pmu = false, capacity = false, midr = false, cpuinfo = false;
+	int first = cpuset_first(&t->online), r;
+	char path[96], nb[12], buf[64];
+
+	facts = calloc(t->n_slots, sizeof(CpuKindFacts));
+	if (!facts)
+		return -ENOMEM;
+
+	r = load_kind_pmu(root_fd, t, "cpu_core", facts, &pmu);
+	if (r >= 0)
+		r = load_kind_pmu(root_fd, t, "cpu_atom", facts, &pmu);
+	if (r < 0)
+		return r;
+
+	path_join(path, sizeof(path), "cpu", num(nb, first), "/cpu_capacity", NULL);
+	capacity = path_exists_at(cpu_fd, path);
+	path_join(path, sizeof(path), "cpu", num(nb, first), "/regs/identification/midr_el1", NULL);
+	midr = path_exists_at(cpu_fd, path);
+
+	CPUSET_FOREACH(cpu, &t->online) {
+		if (capacity) {
+			path_join(path, sizeof(path), "cpu", num(nb, cpu), "/cpu_capacity", NULL);
+			r = read_unsigned_attr(cpu_fd, path, &facts[cpu].capacity);
+			if (r == -ENOMEM)
+				return r;
+			if (r >= 0 && facts[cpu].capacity == 0)
+				r = -EINVAL;
+			if (r < 0 && note(t, "/" CPU_DIR "/%s: %s, capacity of cpu%d unknown", path,
+					  r == -EINVAL || r == -ERANGE ? "not a capacity" : strerror(-r), cpu) < 0)
+				return -ENOMEM;
+		}
+		if (midr) {
+			path_join(path, sizeof(path), "cpu", num(nb, cpu), "/regs/identification/midr_el1", NULL);
+			r = read_line_buf_at(cpu_fd, path, buf, sizeof(buf));
+			if (r >= 0)
+				r = parse_midr(buf, &facts[cpu].implementer, &facts[cpu].part);
+			if (r >= 0)
+				facts[cpu].have_midr = true;
+			else if (note(t, "/" CPU_DIR "/%s: %s, kind of cpu%d unknown", path,
+				      r == -EINVAL || r == -ENOBUFS ? "not a MIDR" : strerror(-r), cpu) < 0)
+				return -ENOMEM;
+		}
+	}
+	/* arm64 has cpu_capacity everywhere; a kernel without midr_el1 still prints the MIDR in cpuinfo. */
+	if (capacity && !midr && !pmu) {
+		r = midr_from_cpuinfo(root_fd, t, facts);
+		if (r < 0)
+			return r;
+		CPUSET_FOREACH(cpu, &t->online)
+			cpuinfo |= facts[cpu].have_midr;
+	}
+	if (!pmu && !capacity && !midr)
+		return 0;
+	snprintf(t->kinds.source, sizeof(t->kinds.source), "%s%s%s%s", pmu ? ", cpu_core/cpu_atom" : "",
+		 capacity ? ", cpu_capacity" : "", midr ? ", midr_el1" : "", cpuinfo ? ", cpuinfo" : "");
+	memmove(t->kinds.source, t->kinds.source + 2, strlen(t->kinds.source + 2) + 1);
+
+	CPUSET_FOREACH(cpu, &t->online) {
+		size_t k;
+
+		for (k = 0; k < t->kinds.n; k++)
+			if (kind_facts_equal(&facts[cpuset_first(&t->kinds.items[k].cpus)], &facts[cpu]))
+				break;
+		if (k == t->kinds.n) {
+			TopoKind *n = reallocarray(t->kinds.items, t->kinds.n + 1, sizeof(TopoKind));
+
+			if (!n)
+				return -ENOMEM;
+			t->kinds.items = n;
+			n[k] = (TopoKind) {
+				.have_midr = facts[cpu].have_midr,
+				.implementer = facts[cpu].implementer,
+				.part = facts[cpu].part,
+				.capacity = facts[cpu].capacity,
+			};
+			snprintf(n[k].core_type, sizeof(n[k].core_type), "%s", facts[cpu].core_type);
+			kind_describe(&n[k]);
+			t->kinds.n++;
+		}
+		r = cpuset_add(&t->kinds.items[k].cpus, (unsigned)cpu);
+		if (r < 0)
+			return r;
+	}
+	qsort(t->kinds.items, t->kinds.n, sizeof(TopoKind), kind_compare);
+	for (size_t k = 0; k < t->kinds.n; k++)
+		CPUSET_FOREACH(cpu, &t->kinds.items[k].cpus)
+			t->cpus[cpu].kind = (int)k;
+	return 0;
+}
+
+bool topology_heterogeneous(const Topology *t)
+{
+	return t->kinds.n > 1;
+}
+
 static void compute_nodes_per_package(Topology *t)
 {
 	for (size_t p = 0; p < t->packages.n; p++) {
@@ -1126,6 +1395,8 @@ int topology_load(int root_fd, Topology **ret)
 		r = load_cpu_topology(cpu_fd, t, &nodir);
 	if (r >= 0)
 		r = load_caches(cpu_fd, t, &nodir);
+	if (r >= 0)
+		r = load_kinds(root_fd, cpu_fd, t);
 	cpuset_done(&nodir);
 	if (r < 0)
 		return r;

@@ -660,6 +660,14 @@ def s11(t, root, data):
     t.check("note names system/node", t.note_about("/sys/devices/system/node"), True,
             "README S11: no node directory")
     t.check("distances", t["distances"], None, "README S11: no node directory")
+    # One core kind per lscpu model-name block, with as many CPUs (1 thread per core).
+    kinds = {k["name"].removeprefix("Arm "): k["count"] for k in t["core_kinds"] or []}
+    want = {n: int(c) * int(s) for n, c, s in zip(ls.all("Model name"), ls.all("Core(s) per socket"),
+                                                 ls.all("Socket(s)"))}
+    t.check("core kinds by name and CPU count", kinds, want, ls.source + ": one block per Model name")
+    t.check("core kind capacities", [(k["cpus"], k["capacity"]) for k in t["core_kinds"] or []],
+            [("0-2", 280), ("3-4", 855), ("5-6", 855), ("7", 1024)],
+            "README S11: A510 cpu0-2 280, A715 cpu3-4 and A710 cpu5-6 855, X3 cpu7 1024")
 
 
 def s12(t, root, data):
@@ -669,6 +677,10 @@ def s12(t, root, data):
     # 6 P-cores with 2 PUs (SMT) and 8 E-cores with 1: 14 cores, 20 CPUs.
     t.check("smt", t["smt"], True, up.source + ": P-cores have 2 PUs")
     t.check("threads_per_core", t["threads_per_core"], 2, up.source + ": at most 2 PUs per Core")
+    # hwloc's cpukinds here come from cpufreq frequencies; the dump has no
+    # cpu_core/cpu_atom PMU and x86 has no cpu_capacity: no kind is claimed.
+    t.check("core kinds unknown", (t["core_kinds"], t["core_kinds_source"]), ([], None),
+            "README S12: no cpu_core/cpu_atom or cpu_capacity files in the dump")
 
 
 def s13(t, root, data):
