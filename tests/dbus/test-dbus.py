@@ -787,6 +787,19 @@ try:
     stop_daemon(d)
     os.unlink(os.path.join(vm, "etc/topotune/topotune.conf.d/60-strict.conf"))
 
+    # A control a profile does not use does not count against it: cgroup v1 has no
+    # partitions, and latency wants no isolated CPUs (isolated_cpus = none).
+    v1 = make_tree("cgroup-v1", "vm-2cpu", ["kernel.cgroup=v1"], dropin="verify_interval = 0\npartial_apply = no\n")
+    v1log = os.path.join(base, "topotuned-cgroup-v1.log")
+    d, ok = start_daemon(v1, v1log)
+    e = call_error(mgr().SetProfile, "latency", False) if ok else ("not started", "")
+    rc, out = ctl("verify")
+    check("cgroup v1 (no partitions), partial_apply = no: SetProfile(latency), which isolates nothing, "
+          "is applied and in sync",
+          e[0] is None and str(prop("State")) == "applied" and rc == 0 and "not applied" not in out,
+          f"{e} State={prop('State') if ok else None} verify rc={rc} {out}")
+    stop_daemon(d)
+
     # ======================= configuration errors at start ==============================
     with open(os.path.join(vm, "etc/topotune/topotune.conf.d/70-bad.conf"), "w") as f:
         f.write("[daemon]\nprofile = nope\n")
