@@ -166,7 +166,7 @@ else
 	unset TOPOTUNE_AGENT_BUILDDIR
 	echo "SKIP agent-in-guest: no build (no agent binaries in $bdir)"
 fi
-ih=$(cat "$here/guest/init" "$here/mkinitramfs.sh" /bin/busybox /usr/bin/taskset "${agent_files[@]}" |
+ih=$(cat "$here/guest/init" "$here/guest/tt-sleeper.c" "$here/mkinitramfs.sh" /bin/busybox /usr/bin/taskset "${agent_files[@]}" |
 	sha256sum | cut -c1-16)
 initrd="$TOPOTUNE_KCACHE/initramfs-$ih.cpio.gz"
 if [ -f "$initrd" ] || "$here/mkinitramfs.sh" "$initrd" 2>"$logs/initramfs.log"; then
@@ -225,7 +225,7 @@ mkdir -p "$run"
 for kind in base patched; do
 	k=$kbase; [ "$kind" = patched ] && k=$kpatched
 	note "booting $kind kernels"
-	boot "$k" "$HYGON" 3 topo,abi,buddy,softirq,newidle,relax,seed001,agent,bench "$run/hygon3-$kind.log"
+	boot "$k" "$HYGON" 3 topo,abi,buddy,softirq,delayed,busytarget,newidle,relax,seed001,agent,bench "$run/hygon3-$kind.log"
 	boot "$k" "$GNR" 3 topo,abi,layout "$run/gnr3-$kind.log"
 	boot "$k" "$HYGON" 1 topo,abi,layout "$run/hygon1-$kind.log"
 done
