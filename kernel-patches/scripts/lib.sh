@@ -52,7 +52,7 @@ series_hash() {
 	{
 		echo "$v"
 		cat "$KP_DIR/$KSERIES/series"
-		for p in $(series_patches); do
+		series_patches | while read -r p; do
 			patch_code "$p"
 		done
 	} | sha256sum | cut -c1-16
@@ -65,7 +65,7 @@ series_full_hash() {
 	{
 		echo "$v"
 		cat "$KP_DIR/$KSERIES/series"
-		for p in $(series_patches); do
+		series_patches | while read -r p; do
 			cat "$p"
 		done
 	} | sha256sum | cut -c1-16
