@@ -1,7 +1,8 @@
 #!/bin/bash
 # Build the test initramfs from host binaries: busybox-static (all applets
 # but taskset), util-linux taskset plus the shared libraries ldd reports,
-# and guest/init.  With TOPOTUNE_AGENT_BUILDDIR set (run-kernel-tier.sh sets
+# guest/init, and guest/tt-sleeper.c compiled here (static).  With
+# TOPOTUNE_AGENT_BUILDDIR set (run-kernel-tier.sh sets
 # it when the meson build dir holds the agent), also topotuned, topotunectl,
 # dbus-daemon and busctl with their libraries, a private bus config
 # (/etc/tt-bus.conf, listening on /run/tt-bus) and the shipped conf/ under
@@ -34,6 +35,9 @@ copy_with_libs() {
 	copy_libs "$1"
 }
 copy_with_libs /usr/bin/taskset
+# the sleeping task of the delayed-dequeue check (guest/init t_delayed);
+# static, so it needs no libraries
+gcc -O2 -Wall -static -o "$root/usr/bin/tt-sleeper" "$here/guest/tt-sleeper.c"
 
 if [ -n "${TOPOTUNE_AGENT_BUILDDIR:-}" ]; then
 	repo=$(cd "$here/../.." && pwd)
