@@ -404,6 +404,7 @@ def kill_trials(root, ref):
     bad_rc = []
     degraded = 0
     first_mismatch = []
+    paths = {}   # path -> trials in which it differed
     records_at_kill = 0
     double_with_record = 0
 
@@ -418,6 +419,9 @@ def kill_trials(root, ref):
             degraded += 1
         if nd:
             res[kind][1] += 1
+            for l in diff:
+                k = l.split(":", 1)[0]
+                paths[k] = paths.get(k, 0) + 1
             if not first_mismatch:
                 first_mismatch.extend([f"{label} ({nd} paths differ):"] + diff)
 
@@ -587,6 +591,8 @@ def kill_trials(root, ref):
             out(f"      {name:<10} {path}  x{c}")
     out(f"   total: {total} trials, {mism} trees not byte-identical, {len(failed_restarts)} restarts failed, "
         f"{len(bad_rc)} stops not exit 0, {degraded} restarts degraded")
+    if paths:
+        out("   paths that differed: " + ", ".join(f"{k} ({v} trials)" for k, v in sorted(paths.items())))
     for l in first_mismatch:
         out("   MISMATCH " + l)
     for l in failed_restarts[:5]:
@@ -642,6 +648,18 @@ print(json.dumps(st))
 '''
 
 
+def play_kernel(root):
+    cg = os.path.join(root, "sys/fs/cgroup")
+    with open(os.path.join(cg, "topotune.slice/cpuset.cpus.partition")) as f:
+        part = f.read().strip()
+    cpus = ""
+    if part == "isolated":
+        with open(os.path.join(cg, "topotune.slice/cpuset.cpus")) as f:
+            cpus = f.read().strip()
+    with open(os.path.join(cg, "cpuset.cpus.isolated"), "w") as f:
+        f.write(cpus + "\n")
+
+
 def concurrent(root, ref):
     log = os.path.join(work, "topotuned-clients.log")
     cf = os.path.join(work, "client.py")
@@ -684,7 +702,12 @@ def concurrent(root, ref):
     verify = "?"
     if alive:
         try:
+            # Plain files do not do what the kernel does: the root's cpuset.cpus.isolated lists
+            # what a valid isolated partition isolates (tests/dbus writes it the same way). The
+            # planner reads it, so without it "no isolation wanted" looks in sync after hpc.
+            play_kernel(root)
             mgr().Apply(False, timeout=CALL_TIMEOUT)
+            play_kernel(root)
             vok, mism = mgr().Verify(timeout=CALL_TIMEOUT)
             verify = f"Verify after a final Apply: ok={bool(vok)}, {len(mism)} mismatches " + \
                      (str([tuple(str(x) for x in m) for m in mism][:4]) if mism else "") + \
@@ -696,6 +719,7 @@ def concurrent(root, ref):
             problems.append("concurrent: final Apply/Verify failed")
     out(f"   daemon alive after the clients: {alive}; {verify}")
     rc = stop(p)
+    play_kernel(root)
     diff, nd = snap_diff(ref, snapshot(root))
     out(f"   SIGTERM: exit {rc}; tree {'byte-identical to the snapshot' if not nd else f'DIFFERS in {nd} paths'}")
     for l in diff:
