@@ -380,7 +380,7 @@ try:
     err = call_error(mgr().SetProfile, "balanced", False)
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", "\n")
     check("leaving hpc restores the slice's cpuset.cpus byte-exact and the partition mode",
-          err[0] is None and not [k for k in snap_diff(orig, snapshot(main)) if "isolated.slice" in k],
+          err[0] is None and not [k for k in snap_diff(orig, snapshot(main)) if "topotune.slice" in k],
           str(err) + str(snap_diff(orig, snapshot(main))))
 
     # --- drift on demand --------------------------------------------------------------
