@@ -276,7 +276,8 @@ def log_text(log):
 try:
     t0 = time.time()
     # ======================= main tree: Hygon 7447v NPS3, patched kernel ================
-    main = make_tree("hygon", "hygon-7447v-2s-nps3")
+    # The throughput profile is where SMT_BUDDY_ASSIST is on; balanced keeps kernel defaults.
+    main = make_tree("hygon", "hygon-7447v-2s-nps3", dropin="verify_interval = 0\nprofile = throughput\n")
     slice_dir(main)
     orig = snapshot(main)
     dlog = os.path.join(base, "topotuned-main.log")
@@ -308,11 +309,12 @@ try:
     rc, out = busctl("get-property", NAME, PATH, IFACE, "State", "ActiveProfile", "CpuVendor", "CpuFamily",
                      "CpuModel", "Topology")
     check("busctl get-property: state, profile, identity, topology",
-          rc == 0 and '"applied"' in out and '"balanced"' in out and '"hygon"' in out and "u 24" in out
+          rc == 0 and '"applied"' in out and '"throughput"' in out and '"hygon"' in out and "u 24" in out
           and "u 7" in out and '"packages" u 2' in out and '"nodes" u 6' in out and '"smt" b true' in out, out)
     st = settings()
-    check("Settings: smt_buddy_assist on from the Hygon hardware rule, in sync",
-          st.get("smt_buddy_assist", ("",) * 4)[:3] == ("on", "on", True) and "hardware.d" in st["smt_buddy_assist"][3]
+    check("Settings: smt_buddy_assist on from the throughput profile, in sync",
+          st.get("smt_buddy_assist", ("",) * 4)[:3] == ("on", "on", True)
+          and "profiles/throughput.ini:" in st["smt_buddy_assist"][3]
           and rd(main, SMT) == "1", str(st))
     caps = prop("KernelCapabilities")
     check("KernelCapabilities: the series' sysctls found", bool(caps["smt_buddy_sysctl"]) and bool(caps["relax_sysctl"]))
@@ -345,7 +347,7 @@ try:
         "throughput": ("1", rd(main, RELAX)),
         "latency": ("0", "3"),
         "database": (orig_smt, "3"),   # smt keep: our change goes back
-        "balanced": ("1", orig[RELAX].decode().strip()),
+        "balanced": (orig_smt, orig[RELAX].decode().strip()),   # kernel defaults, the Hygon rule too
     }
     before_pc = log_text(monitor_log).count("PropertiesChanged")
     for p, (smt, relax) in expect.items():
@@ -377,7 +379,7 @@ try:
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", iso + "\n")   # what the kernel reports then
     v_ok, mism = mgr().Verify()
     check("Verify after hpc (kernel reports the partition): ok", bool(v_ok), str(mism))
-    err = call_error(mgr().SetProfile, "balanced", False)
+    err = call_error(mgr().SetProfile, "throughput", False)
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", "\n")
     check("leaving hpc restores the slice's cpuset.cpus byte-exact and the partition mode",
           err[0] is None and not [k for k in snap_diff(orig, snapshot(main)) if "isolated.slice" in k],
@@ -424,7 +426,7 @@ try:
     reasons = [str(s) for s in prop("StateReasons")]
     check("restart after kill -9: originals restored, selected profile re-applied",
           ok and any("recovered" in r for r in reasons) and rd(main, RELAX) == orig[RELAX].decode().strip()
-          and rd(main, SMT) == "1" and str(prop("ActiveProfile")) == "balanced", str(reasons))
+          and rd(main, SMT) == "1" and str(prop("ActiveProfile")) == "throughput", str(reasons))
     with open(os.path.join(main, "run/topotune/state")) as f:
         rec = f.read()
     check("record after recovery holds the true original", "sched_smt_buddy_assist =0%0A" in rec
@@ -808,7 +810,8 @@ try:
     os.unlink(os.path.join(vm, "etc/topotune/topotune.conf.d/70-bad.conf"))
 
     # ======================= lockdown: debugfs feature only, not writable ============
-    lk = make_tree("lockdown", "hygon-7447v-2s-nps3", ["kernel.patched=no", "kernel.lockdown=integrity"])
+    lk = make_tree("lockdown", "hygon-7447v-2s-nps3", ["kernel.patched=no", "kernel.lockdown=integrity"],
+                   dropin="verify_interval = 0\nprofile = throughput\n")
     with open(os.path.join(lk, "sys/kernel/debug/sched/features"), "a") as f:
         f.write("")
     feat = rd(lk, "sys/kernel/debug/sched/features")
@@ -828,7 +831,7 @@ try:
     stop_daemon(d)
 
     # ======================= fake systemd1: AllowedCPUs= through the manager ==========
-    sd_tree = make_tree("systemd", "hygon-7447v-2s-nps3")
+    sd_tree = make_tree("systemd", "hygon-7447v-2s-nps3", dropin="verify_interval = 0\nprofile = throughput\n")
     # What Debian 12's systemd leaves in the root: no cpuset until a unit wants it.
     ROOT_CTRL = "sys/fs/cgroup/cgroup.subtree_control"
     wr(sd_tree, ROOT_CTRL, "cpu io memory pids\n")
@@ -901,7 +904,7 @@ try:
           e[0] is None and not diff and calls.count("StopUnit") >= 2, f"{e} {diff} {calls[-400:]}")
 
     # ======================= verify timer: Drift, re-apply once, back off ============
-    tt = make_tree("timer", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\n")
+    tt = make_tree("timer", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\nprofile = throughput\n")
     tlog = os.path.join(base, "topotuned-timer.log")
     d, ok = start_daemon(tt, tlog)
     mark = len(log_text(monitor_log))
