@@ -126,6 +126,23 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     rc, out, err = run("--root", hygon, "profiles")
     check("profiles lists balanced", rc == 0 and "balanced" in out, out + err)
 
+    # [daemon] metrics options: checked like every other key, FILE:LINE on a bad value.
+    for bad, what in (("metrics_textfile = topotune.prom", "an absolute path of a file ending in .prom"),
+                      ("metrics_textfile = /var/lib/prometheus/node-exporter/topotune.txt", "ending in .prom"),
+                      ("metrics_interval = 0", "expected seconds (1 or more)")):
+        write(os.path.join(vm, "etc/topotune/topotune.conf.d/80-metrics.conf"), f"[daemon]\n{bad}\n")
+        rc, out, err = run("--root", vm, "check")
+        check(f"check: '{bad}' is an error with FILE:LINE",
+              rc == 2 and "/etc/topotune/topotune.conf.d/80-metrics.conf:2: invalid value" in err + out
+              and what in err + out, (rc, out, err))
+    write(os.path.join(vm, "etc/topotune/topotune.conf.d/80-metrics.conf"),
+          "[daemon]\nmetrics_textfile = /var/lib/prometheus/node-exporter/topotune.prom\nmetrics_interval = 30\n")
+    rc, out, err = run("--root", vm, "check")
+    check("check: good metrics options pass", rc == 0, (rc, out, err))
+    os.unlink(os.path.join(vm, "etc/topotune/topotune.conf.d/80-metrics.conf"))
+    rc, out, err = run("--root", vm, "metrics", "extra")
+    check("metrics takes no arguments: exit 2", rc == 2 and "no arguments" in err, (rc, out, err))
+
     # check: the configuration as topotuned reads it; candidates before they are installed.
     def tree_state(root):
         return sorted((d, f, open(os.path.join(d, f), "rb").read()) for d, _, fs in os.walk(os.path.join(root, "etc"))
