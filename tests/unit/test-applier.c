@@ -753,6 +753,7 @@ static void test_bootloader(void)
 	a = applier_free(a);
 	p = plan_free(p);
 	t = topology_free(t);
+	kernel_caps_done(&k);
 	after = snapshot(fd);
 	check_str(after, before);
 	free(after);
