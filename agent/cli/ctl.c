@@ -13,6 +13,7 @@
 #include "log.h"
 #include "online.h"
 #include "compare.h"
+#include "counters.h"
 #include "planner.h"
 #include "session.h"
 #include "strutil.h"
@@ -410,6 +411,41 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	return 0;
 }
 
+/*
+ * Without topotuned (or with --root) only the kernel's counters can be read:
+ * state, profile, settings and drift/repair counts live in the daemon. The
+ * output says so in a comment line (the format allows them) and on stderr.
+ */
+static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(kernel_counters_freep) KernelCounters *kc = NULL;
+	_cleanup_close_ int root_fd = -EBADF;
+	_cleanup_free_ char *text = NULL, *safe = NULL;
+	static const char note[] =
+		"%s: only the kernel's counters (/proc/schedstat, /proc/sched_smt_buddy_stat); "
+		"state, profile, settings, drift and repair counts and the domain layout come from topotuned";
+	StrBuf b = {};
+	int r;
+
+	if (argc > 1)
+		return log_error("metrics takes no arguments"), 2;
+	r = root_open(ctx->root, &root_fd);
+	if (r < 0)
+		return log_error_errno(r, "%s: %m", ctx->root), 2;
+	r = kernel_counters_load(root_fd, &kc);
+	if (r < 0)
+		return log_error_errno(r, "Reading the kernel's scheduler counters below %s failed: %m", ctx->root), 2;
+	strbuf_append(&b, "# ");
+	strbuf_appendf(&b, note, ctx->offline ? "offline (--root)" : "topotuned is not running");
+	strbuf_append(&b, "\n");
+	kernel_counters_metrics(kc, &b);
+	if (strbuf_steal(&b, &text) < 0 || !(safe = utf8_escape_invalid(text)))
+		return log_oom(), 2;
+	log_warning(note, ctx->offline ? "offline (--root)" : "topotuned is not running");
+	fputs(safe, stdout);
+	return fflush(stdout) == 0 ? 0 : 2;
+}
+
 int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct {
@@ -422,6 +458,7 @@ int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
 		{ "layout", verb_layout },
 		{ "explain", verb_explain },
 		{ "check", verb_check },
+		{ "metrics", verb_metrics },
 	};
 	bool handled;
 	int r;

@@ -400,6 +400,29 @@ static const char *not_applied_setting(const char *reason, char **ret_setting)
 	return colon + 2;
 }
 
+static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	const char *text;
+	int r;
+
+	if (argc > 1)
+		return log_error("metrics takes no arguments"), 2;
+	r = connect_or_explain(ctx, &bus);
+	if (r)
+		return r;
+	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "Metrics", &error, &reply, "");
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "s", &text);
+	if (r < 0)
+		return call_failed("Metrics", &error, r);
+	/* Already the exposition format, valid UTF-8: printed as it is, for a collector to read. */
+	fputs(text, stdout);
+	return fflush(stdout) == 0 ? 0 : 2;
+}
+
 static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -658,6 +681,7 @@ int online_dispatch(const CtlContext *ctx, int argc, char *argv[], bool *ret_han
 		{ "auto-profile", verb_auto_profile, true },
 		{ "profiles", verb_profiles, false },
 		{ "layout", verb_layout, false },
+		{ "metrics", verb_metrics, false },
 	};
 
 	*ret_handled = false;

@@ -110,6 +110,8 @@ typedef struct Config {
 	bool manage_bootloader;      /* [daemon] manage_bootloader = yes|no */
 	bool partial_apply;          /* [daemon] partial_apply = yes|no: apply what the kernel supports */
 	unsigned verify_interval_sec;    /* [daemon] verify_interval = 60 (0: off) */
+	char *metrics_textfile;      /* [daemon] metrics_textfile = /ABS/PATH.prom; NULL: off */
+	unsigned metrics_interval_sec;   /* [daemon] metrics_interval = 60 (>= 1) */
 	ProfileSettings overrides;   /* [scheduler] and [isolation] */
 	char **files;                /* files read, in order */
 } Config;

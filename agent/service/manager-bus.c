@@ -425,7 +425,7 @@ GETTER(property_get_housekeeping)
 	return r;
 }
 
-static bool reboot_required(const Manager *m)
+bool manager_reboot_required(const Manager *m)
 {
 	for (size_t i = 0; m->plan && m->state != MANAGER_OFF && i < _SETTING_MAX; i++)
 		if (m->plan->steps[i].action == STEP_PENDING_REBOOT)
@@ -435,14 +435,14 @@ static bool reboot_required(const Manager *m)
 
 GETTER(property_get_reboot_required)
 {
-	return sd_bus_message_append(reply, "b", reboot_required(userdata));
+	return sd_bus_message_append(reply, "b", manager_reboot_required(userdata));
 }
 
 GETTER(property_get_pending_cmdline)
 {
 	Manager *m = userdata;
 
-	return append_text(reply, reboot_required(m) ? m->plan->kernel_cmdline : "");
+	return append_text(reply, manager_reboot_required(m) ? m->plan->kernel_cmdline : "");
 }
 
 /* One level of the layout over all CPUs. */
@@ -1021,6 +1021,17 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+static int method_metrics(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = manager_metrics(userdata, &text);
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(msg, "s", text);
+}
+
 static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
@@ -1195,6 +1206,8 @@ static const sd_bus_vtable manager_vtable[] = {
 				 SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("GetCpuDomains", "u", SD_BUS_PARAM(cpu), "a(ussas)", SD_BUS_PARAM(domains),
 				 method_get_cpu_domains, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("Metrics", "", , "s", SD_BUS_PARAM(text), method_metrics,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
 
 	SD_BUS_SIGNAL_WITH_NAMES("Applied", "su", SD_BUS_PARAM(profile) SD_BUS_PARAM(changes), 0),
 	SD_BUS_SIGNAL_WITH_NAMES("Drift", "sss", SD_BUS_PARAM(setting) SD_BUS_PARAM(want) SD_BUS_PARAM(got), 0),

@@ -35,6 +35,8 @@ Manager *manager_free(Manager *m)
 	if (!m)
 		return NULL;
 	sd_event_source_unref(m->verify_timer);
+	sd_event_source_unref(m->metrics_timer);
+	free(m->metrics_written);
 	manager_events_done(m);
 	manager_auth_cancel(m);
 	sd_bus_flush_close_unref(m->bus);
@@ -594,6 +596,8 @@ int manager_reload_config(Manager *m, const char *source, char **ret_error)
 	m->override_source = mfree_str(m->override_source);
 	/* Profiles may have new [workload] rules, and processes come and go. */
 	(void)manager_workload_setup(m);
+	/* The textfile may be new, moved or off; written once the reload's apply is done. */
+	(void)manager_arm_metrics_timer(m, true);
 	return 0;
 }
 
@@ -693,8 +697,10 @@ void manager_verify_now(Manager *m)
 		bool repeat = (m->backed_off & bit) && streq_ptr(m->drift_seen[id], mm[i].got);
 
 		drifted |= bit;
-		if (!repeat)
+		if (!repeat) {
 			manager_emit_drift(m, name, mm[i].want, mm[i].got);
+			m->drift_count[id]++;
+		}
 		if (strdup_to(&m->drift_seen[id], mm[i].got) < 0)
 			log_oom();
 		if (m->backed_off & bit) {
@@ -744,8 +750,12 @@ void manager_verify_now(Manager *m)
 		m->change_source = NULL;
 		if (r < 0)
 			log_warning("Re-applying after drift failed, rolled back: %s", strna(m->applier->error));
-		else
+		else {
 			m->reapplied |= reapply;
+			for (size_t i = 0; i < _SETTING_MAX; i++)
+				if (reapply & (1U << i))
+					m->repair_count[i]++;
+		}
 	}
 	manager_update_state(m);
 	manager_emit_changed(m);

@@ -78,6 +78,9 @@ typedef struct Manager {
 	sd_event *event;
 	sd_bus *bus;
 	sd_event_source *verify_timer;
+	sd_event_source *metrics_timer;
+	char *metrics_written;       /* the textfile written last, removed at stop or when unset */
+	bool metrics_failed;         /* the last write failed: logged once, not at every interval */
 
 	Session session;             /* root fds, identity, topology, kernel, configuration */
 
@@ -101,6 +104,8 @@ typedef struct Manager {
 	unsigned reapplied;          /* bit per SettingId: re-applied after the last drift */
 	unsigned backed_off;         /* bit per SettingId: another writer owns it */
 	char *backoff_reason[_SETTING_MAX];
+	uint64_t drift_count[_SETTING_MAX];   /* Drift signals sent, for metrics */
+	uint64_t repair_count[_SETTING_MAX];  /* values re-applied after a drift */
 
 	const char *change_source;   /* why the current apply/revert runs (journal SOURCE=) */
 	const Plan *applying_plan;   /* the plan applier_apply() is executing, for the journal */
@@ -152,6 +157,20 @@ int manager_revert(Manager *m, const char *source);
 int manager_recover(Manager *m);
 void manager_verify_now(Manager *m);
 int manager_arm_verify_timer(Manager *m);
+
+/* manager-metrics.c: the Prometheus text of Metrics() and the textfile. */
+int manager_metrics(Manager *m, char **ret);
+/* Write [daemon] metrics_textfile now (removing one no longer configured); logs failures. */
+void manager_metrics_write(Manager *m);
+/*
+ * (Re-)arm the textfile timer from the configuration: in metrics_interval,
+ * or with @now at the next turn of the event loop (after a reload's apply);
+ * off, and a textfile written earlier removed, when none is set.
+ */
+int manager_arm_metrics_timer(Manager *m, bool now);
+/* At stop: remove the textfile, so that no stale file describes a daemon that is gone. */
+void manager_metrics_stop(Manager *m);
+bool manager_reboot_required(const Manager *m);
 /*
  * Re-read the configuration and apply the selected profile; a runtime
  * SetProfile() choice ends here. On failure nothing changes, and

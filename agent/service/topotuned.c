@@ -234,6 +234,10 @@ static int run(int argc, char *argv[])
 	r = manager_arm_verify_timer(m);
 	if (r < 0)
 		return r;
+	manager_metrics_write(m);
+	r = manager_arm_metrics_timer(m, false);
+	if (r < 0)
+		return r;
 	r = manager_listen(m);
 	if (r < 0)
 		return r;
@@ -250,6 +254,7 @@ static int run(int argc, char *argv[])
 	log_info("Ready: %s", status);
 
 	r = sd_event_loop(m->event);
+	manager_metrics_stop(m);
 	if (r < 0)
 		return log_error_errno(r, "Event loop failed: %m");
 	return 0;

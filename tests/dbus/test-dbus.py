@@ -276,7 +276,8 @@ def log_text(log):
 try:
     t0 = time.time()
     # ======================= main tree: Hygon 7447v NPS3, patched kernel ================
-    main = make_tree("hygon", "hygon-7447v-2s-nps3")
+    # The throughput profile is where SMT_BUDDY_ASSIST is on; balanced keeps kernel defaults.
+    main = make_tree("hygon", "hygon-7447v-2s-nps3", dropin="verify_interval = 0\nprofile = throughput\n")
     slice_dir(main)
     orig = snapshot(main)
     dlog = os.path.join(base, "topotuned-main.log")
@@ -293,7 +294,7 @@ try:
 
     rc, out = busctl("introspect", NAME, PATH, IFACE)
     want = ["ListProfiles", "SetProfile", "SetProfilePersistent", "AutoProfile", "Apply", "Revert", "Reload",
-            "ReloadConfiguration", "Plan", "Verify", "GetCpuDomains", "ActiveProfileSource",
+            "ReloadConfiguration", "Plan", "Verify", "GetCpuDomains", "Metrics", "ActiveProfileSource",
             "Version", "State", "StateReasons", "ActiveProfile", "CpuVendor", "CpuFamily", "CpuModel", "CpuName",
             "Topology", "Settings", "KernelCapabilities", "IsolatedCpus", "HousekeepingCpus", "RebootRequired",
             "PendingKernelCmdline", "DomainLayout", "Applied", "Drift"]
@@ -308,11 +309,12 @@ try:
     rc, out = busctl("get-property", NAME, PATH, IFACE, "State", "ActiveProfile", "CpuVendor", "CpuFamily",
                      "CpuModel", "Topology")
     check("busctl get-property: state, profile, identity, topology",
-          rc == 0 and '"applied"' in out and '"balanced"' in out and '"hygon"' in out and "u 24" in out
+          rc == 0 and '"applied"' in out and '"throughput"' in out and '"hygon"' in out and "u 24" in out
           and "u 7" in out and '"packages" u 2' in out and '"nodes" u 6' in out and '"smt" b true' in out, out)
     st = settings()
-    check("Settings: smt_buddy_assist on from the Hygon hardware rule, in sync",
-          st.get("smt_buddy_assist", ("",) * 4)[:3] == ("on", "on", True) and "hardware.d" in st["smt_buddy_assist"][3]
+    check("Settings: smt_buddy_assist on from the throughput profile, in sync",
+          st.get("smt_buddy_assist", ("",) * 4)[:3] == ("on", "on", True)
+          and "profiles/throughput.ini:" in st["smt_buddy_assist"][3]
           and rd(main, SMT) == "1", str(st))
     caps = prop("KernelCapabilities")
     check("KernelCapabilities: the series' sysctls found", bool(caps["smt_buddy_sysctl"]) and bool(caps["relax_sysctl"]))
@@ -345,7 +347,7 @@ try:
         "throughput": ("1", rd(main, RELAX)),
         "latency": ("0", "3"),
         "database": (orig_smt, "3"),   # smt keep: our change goes back
-        "balanced": ("1", orig[RELAX].decode().strip()),
+        "balanced": (orig_smt, orig[RELAX].decode().strip()),   # kernel defaults, the Hygon rule too
     }
     before_pc = log_text(monitor_log).count("PropertiesChanged")
     for p, (smt, relax) in expect.items():
@@ -377,7 +379,7 @@ try:
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", iso + "\n")   # what the kernel reports then
     v_ok, mism = mgr().Verify()
     check("Verify after hpc (kernel reports the partition): ok", bool(v_ok), str(mism))
-    err = call_error(mgr().SetProfile, "balanced", False)
+    err = call_error(mgr().SetProfile, "throughput", False)
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", "\n")
     check("leaving hpc restores the slice's cpuset.cpus byte-exact and the partition mode",
           err[0] is None and not [k for k in snap_diff(orig, snapshot(main)) if "topotune.slice" in k],
@@ -424,7 +426,7 @@ try:
     reasons = [str(s) for s in prop("StateReasons")]
     check("restart after kill -9: originals restored, selected profile re-applied",
           ok and any("recovered" in r for r in reasons) and rd(main, RELAX) == orig[RELAX].decode().strip()
-          and rd(main, SMT) == "1" and str(prop("ActiveProfile")) == "balanced", str(reasons))
+          and rd(main, SMT) == "1" and str(prop("ActiveProfile")) == "throughput", str(reasons))
     with open(os.path.join(main, "run/topotune/state")) as f:
         rec = f.read()
     check("record after recovery holds the true original", "sched_smt_buddy_assist =0%0A" in rec
@@ -821,7 +823,8 @@ try:
     os.unlink(os.path.join(vm, "etc/topotune/topotune.conf.d/70-bad.conf"))
 
     # ======================= lockdown: debugfs feature only, not writable ============
-    lk = make_tree("lockdown", "hygon-7447v-2s-nps3", ["kernel.patched=no", "kernel.lockdown=integrity"])
+    lk = make_tree("lockdown", "hygon-7447v-2s-nps3", ["kernel.patched=no", "kernel.lockdown=integrity"],
+                   dropin="verify_interval = 0\nprofile = throughput\n")
     with open(os.path.join(lk, "sys/kernel/debug/sched/features"), "a") as f:
         f.write("")
     feat = rd(lk, "sys/kernel/debug/sched/features")
@@ -841,7 +844,7 @@ try:
     stop_daemon(d)
 
     # ======================= fake systemd1: AllowedCPUs= through the manager ==========
-    sd_tree = make_tree("systemd", "hygon-7447v-2s-nps3")
+    sd_tree = make_tree("systemd", "hygon-7447v-2s-nps3", dropin="verify_interval = 0\nprofile = throughput\n")
     # What Debian 12's systemd leaves in the root: no cpuset until a unit wants it.
     ROOT_CTRL = "sys/fs/cgroup/cgroup.subtree_control"
     wr(sd_tree, ROOT_CTRL, "cpu io memory pids\n")
@@ -914,7 +917,7 @@ try:
           e[0] is None and not diff and calls.count("StopUnit") >= 2, f"{e} {diff} {calls[-400:]}")
 
     # ======================= verify timer: Drift, re-apply once, back off ============
-    tt = make_tree("timer", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\n")
+    tt = make_tree("timer", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\nprofile = throughput\n")
     tlog = os.path.join(base, "topotuned-timer.log")
     d, ok = start_daemon(tt, tlog)
     mark = len(log_text(monitor_log))
@@ -1171,6 +1174,138 @@ try:
     check("start with a FIFO drop-in: exits at once naming it, does not hang",
           r is not None and r.returncode == 1 and "60-fifo.conf: not a regular file" in r.stderr,
           r.stderr[-400:] if r else "")
+
+    # ======================= metrics: Metrics(), topotunectl metrics, the textfile =========
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        text_string_to_metric_families = None
+    check("python3-prometheus-client is installed (tools/test.sh installs it)", text_string_to_metric_families is not None)
+
+    def samples(text):
+        """{(name, frozenset(labels)): value} through the real Prometheus text parser."""
+        out = {}
+        for fam in text_string_to_metric_families(text):
+            for s in fam.samples:
+                out[(s.name, frozenset(s.labels.items()))] = s.value
+        return out
+
+    def sample(sm, name, **labels):
+        return sm.get((name, frozenset(labels.items())))
+
+    PROM_DIR = "var/lib/prometheus/node-exporter"
+    PROM = PROM_DIR + "/topotune.prom"
+    # Off by default: a tree with the directory and no option gets no file.
+    off = make_tree("metrics-off", "vm-2cpu")
+    os.makedirs(os.path.join(off, PROM_DIR))
+    d, ok = start_daemon(off, os.path.join(base, "topotuned-metrics-off.log"))
+    time.sleep(0.3)
+    check("metrics textfile: off by default (nothing written in the collector's directory)",
+          ok and os.listdir(os.path.join(off, PROM_DIR)) == [], str(os.listdir(os.path.join(off, PROM_DIR))))
+    stop_daemon(d)
+
+    mt = make_tree("metrics", "hygon-7447v-2s-nps3",
+                   dropin="verify_interval = 1\nprofile = throughput\n"
+                          f"metrics_textfile = /{PROM}\nmetrics_interval = 1\n")
+    os.makedirs(os.path.join(mt, PROM_DIR))
+    fields = lambda k: " ".join(str(k * f) for f in range(1, 46))   # noqa: E731
+    wr(mt, "proc/schedstat", "version 17\ntimestamp 4294892296\n"
+       + "".join(f"cpu{c} 0 0 0 0 0 0 0 0 0\ndomain0 SMT {1 << c:x} {fields(1)}\ndomain1 MC f {fields(c + 1)}\n"
+                 for c in range(4)))
+    wr(mt, "proc/sched_smt_buddy_stat", "version 1\ntimestamp 4294892296\n"
+       + "".join(f"cpu{c} {c} 1 2 3\n" for c in range(4)))
+    mlog = os.path.join(base, "topotuned-metrics.log")
+    d, ok = start_daemon(mt, mlog)
+    text = str(mgr().Metrics()) if ok else ""
+    sm = samples(text) if text_string_to_metric_families and text else {}
+    check("Metrics(): parsed by prometheus_client; state one-hot applied, active profile throughput",
+          sample(sm, "topotune_state", state="applied") == 1 and sample(sm, "topotune_state", state="off") == 0
+          and sample(sm, "topotune_active_profile", profile="throughput", reason="configured") == 1, text[:1500])
+    check("Metrics(): smt_buddy_assist desired on, actual on, in sync; drift and repair counters at 0",
+          sample(sm, "topotune_setting_desired", setting="smt_buddy_assist", value="on") == 1
+          and sample(sm, "topotune_setting_actual", setting="smt_buddy_assist", value="on") == 1
+          and sample(sm, "topotune_setting_in_sync", setting="smt_buddy_assist") == 1
+          and sample(sm, "topotune_setting_drift_total", setting="smt_buddy_assist") == 0
+          and sample(sm, "topotune_setting_repairs_total", setting="smt_buddy_assist") == 0, text[:3000])
+    lb = sample(sm, "topotune_schedstat_lb_count_total", index="1", domain="MC", idle="newly_idle")
+    check("Metrics(): /proc/schedstat v17 summed per domain over CPUs, fields named as sched-stats.rst does",
+          lb == 23 * (1 + 2 + 3 + 4)
+          and sample(sm, "topotune_schedstat_lb_failed_total", index="0", domain="SMT", idle="busy") == 3 * 4
+          and sample(sm, "topotune_schedstat_alb_pushed_total", index="0", domain="SMT") == 36 * 4
+          and sample(sm, "topotune_schedstat_domain_cpus", index="1", domain="MC") == 4, f"lb={lb}")
+    check("Metrics(): the series' SMT buddy counters summed over CPUs",
+          sample(sm, "topotune_smt_buddy_pushed_total") == 0 + 1 + 2 + 3
+          and sample(sm, "topotune_smt_buddy_newidle_stopped_total") == 12
+          and sample(sm, "topotune_smt_buddy_stat_version") == 1, text[-1500:])
+    check("Metrics(): domain levels per class of CPUs",
+          any(k[0] == "topotune_domain_levels" and dict(k[1]).get("domains", "").startswith("SMT MC") and v >= 2
+              for k, v in sm.items()), text[:2500])
+    families = list(text_string_to_metric_families(text)) if sm else []
+    check("Metrics(): every family has HELP and TYPE, counters end in _total, names topotune_*",
+          families and all(f.name.startswith("topotune_") and f.documentation and f.type in ("gauge", "counter")
+                           for f in families)
+          and all(ln.split()[2].endswith("_total") for ln in text.splitlines() if ln.startswith("# TYPE")
+                  and ln.endswith(" counter")), text[:600])
+    rc, out = ctl("metrics")
+    check("topotunectl metrics (online): the daemon's text, same families as Metrics()",
+          rc == 0 and text_string_to_metric_families is not None
+          and sorted(f.name for f in text_string_to_metric_families(out)) == sorted(f.name for f in families),
+          out[:400])
+    pf = os.path.join(mt, PROM)
+    check("metrics textfile written at start where metrics_textfile says, mode 0644",
+          os.path.isfile(pf) and (os.stat(pf).st_mode & 0o777) == 0o644 and samples(open(pf).read())
+          .get(("topotune_state", frozenset({("state", "applied")}))) == 1,
+          str(os.listdir(os.path.join(mt, PROM_DIR))))
+    # Atomic: a new inode each interval (rename, never written through), always a whole file, no temp left.
+    ino0, reads, partial = os.stat(pf).st_ino, 0, []
+    end = time.time() + 2.5
+    while time.time() < end:
+        try:
+            with open(pf) as f:
+                t = f.read()
+            reads += 1
+            if not t.endswith("\n") or "topotune_smt_buddy_stat_version" not in t:
+                partial.append(len(t))
+        except FileNotFoundError:
+            partial.append("missing")
+        time.sleep(0.005)
+    check("metrics textfile replaced atomically: renamed over (new inode), never seen partial or missing",
+          os.stat(pf).st_ino != ino0 and not partial and reads > 50, f"reads={reads} partial={partial[:5]}")
+    # Drift and repair counted, in Metrics() and in the next textfile.
+    wr(mt, SMT, "0\n")
+    time.sleep(2.5)
+    sm = samples(str(mgr().Metrics()))
+    smf = samples(open(pf).read())
+    check("drift and repair counted: topotune_setting_drift_total and _repairs_total 1 (bus and textfile)",
+          sample(sm, "topotune_setting_drift_total", setting="smt_buddy_assist") == 1
+          and sample(sm, "topotune_setting_repairs_total", setting="smt_buddy_assist") == 1
+          and sample(smf, "topotune_setting_repairs_total", setting="smt_buddy_assist") == 1 and rd(mt, SMT) == "1",
+          str([(k, v) for k, v in sm.items() if "drift" in k[0] or "repairs" in k[0]]))
+    check("no temporary file left beside the textfile",
+          os.listdir(os.path.join(mt, PROM_DIR)) == ["topotune.prom"], str(os.listdir(os.path.join(mt, PROM_DIR))))
+    # Turned off by a reload: the file goes away.
+    wr(mt, "etc/topotune/topotune.conf.d/60-nometrics.conf", "[daemon]\nmetrics_textfile = off\n")
+    rc, out = ctl("reload")
+    time.sleep(1.2)
+    check("reload with metrics_textfile = off: the textfile is removed and not written again",
+          rc == 0 and not os.path.exists(pf), out)
+    os.unlink(os.path.join(mt, "etc/topotune/topotune.conf.d/60-nometrics.conf"))
+    rc, out = ctl("reload")
+    end = time.time() + 0.8     # well within metrics_interval: written after the reload, not by the timer
+    while time.time() < end and not os.path.isfile(pf):
+        time.sleep(0.02)
+    check("reload with it back: written again at once", rc == 0 and os.path.isfile(pf), out)
+    r = subprocess.run([CTL, "--root", mt, "metrics"], capture_output=True, text=True, timeout=60)
+    sm = samples(r.stdout) if r.returncode == 0 and text_string_to_metric_families else {}
+    check("topotunectl --root metrics (offline): the kernel's counters, parsed; says on stderr and in a comment "
+          "what only topotuned has; no state or settings",
+          sample(sm, "topotune_smt_buddy_pushed_total") == 6 and sample(sm, "topotune_schedstat_version") == 17
+          and not any(k[0].startswith(("topotune_state", "topotune_setting")) for k in sm)
+          and "offline (--root): only the kernel's counters" in r.stderr
+          and r.stdout.startswith("# offline (--root): only the kernel's counters"), r.stdout[:300] + r.stderr)
+    stop_daemon(d)
+    check("stop: the textfile is removed (no stale metrics of a daemon that is gone)", not os.path.exists(pf),
+          str(os.listdir(os.path.join(mt, PROM_DIR))))
 
     # ======================= errors that say what happened ===============================
     et = make_tree("errors", "hygon-7447v-2s-nps3")

@@ -341,7 +341,7 @@ def agent_checks(t, topo, kind):
     if kind == "patched":
         sm = re.search(r'"smt_buddy_assist" "(\w+)" "(\w+)" (true|false)', settings)
         check("agent-applies-hygon-profile-patched",
-              state == 's "applied"' and agent_prop(t, "ActiveProfile") == 's "balanced"' and sm and
+              state == 's "applied"' and agent_prop(t, "ActiveProfile") == 's "throughput"' and sm and
               sm.groups() == ("on", "on", "true"),
               "State %s, ActiveProfile %s, Settings %s, StateReasons %s" % (
                   state, agent_prop(t, "ActiveProfile"), settings, reasons))

@@ -65,6 +65,9 @@ if [ -n "${TOPOTUNE_AGENT_BUILDDIR:-}" ]; then
 	mkdir -p "$root/usr/lib/topotune" "$root/etc/topotune/topotune.conf.d" "$root/run" "$root/var/lib/dbus"
 	cp -r "$repo/conf/profiles" "$repo/conf/hardware.d" "$root/usr/lib/topotune/"
 	cp "$repo/conf/topotune.conf" "$root/etc/topotune/"
+	# The agent checks drive SMT_BUDDY_ASSIST: throughput switches it on; balanced
+	# keeps the kernel's default, also under the Hygon rule.
+	printf '[daemon]\nprofile = throughput\n' >"$root/etc/topotune/topotune.conf.d/50-vm.conf"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$root/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 	echo 0123456789abcdef0123456789abcdef >"$root/etc/machine-id"
