@@ -811,10 +811,14 @@ static int method_set_profile_persistent(sd_bus_message *msg, void *userdata, sd
 	return persist_and_reply(m, msg, name, source, error);
 }
 
-static int method_auto_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/*
+ * The start of a change that takes (b interactive): read the flag, ask polkit
+ * and name the change for the journal ("WHAT by :1.23"). 1: go on with
+ * *ret_source; 0: polkit is being asked and the call is dispatched again
+ * later; negative: an error.
+ */
+static int begin_change(Manager *m, sd_bus_message *msg, const char *what, sd_bus_error *error, char **ret_source)
 {
-	Manager *m = userdata;
-	_cleanup_free_ char *source = NULL;
 	int interactive, r;
 
 	r = sd_bus_message_read(msg, "b", &interactive);
@@ -822,10 +826,20 @@ static int method_auto_profile(sd_bus_message *msg, void *userdata, sd_bus_error
 		return r;
 	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	source = strprintf("AutoProfile by %s", strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
+		return r;
+	*ret_source = strprintf("%s by %s", what, strna(sd_bus_message_get_sender(msg)));
+	return *ret_source ? 1 : -ENOMEM;
+}
+
+static int method_auto_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *source = NULL;
+	int r;
+
+	r = begin_change(m, msg, "AutoProfile", error, &source);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	return persist_and_reply(m, msg, NULL, source, error);
 }
 
@@ -833,17 +847,11 @@ static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error
 {
 	Manager *m = userdata;
 	_cleanup_free_ char *source = NULL;
-	int interactive, r;
+	int r;
 
-	r = sd_bus_message_read(msg, "b", &interactive);
-	if (r < 0)
-		return r;
-	r = bus_verify_polkit_async(m, msg, interactive, error);
+	r = begin_change(m, msg, "Apply", error, &source);
 	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	source = strprintf("Apply by %s", strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
+		return r < 0 ? r : 1;
 	return switch_and_reply(m, msg, NULL, source, error);
 }
 
@@ -851,19 +859,13 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 {
 	Manager *m = userdata;
 	_cleanup_free_ char *source = NULL;
-	int interactive, r;
+	int r;
 
-	r = sd_bus_message_read(msg, "b", &interactive);
-	if (r < 0)
-		return r;
-	r = bus_verify_polkit_async(m, msg, interactive, error);
+	r = begin_change(m, msg, "Revert", error, &source);
 	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
+		return r < 0 ? r : 1;
 	if (m->applying)
 		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
-	source = strprintf("Revert by %s", strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
 	r = manager_revert(m, source);
 	manager_emit_changed(m);
 	if (r < 0)
