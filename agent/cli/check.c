@@ -249,10 +249,7 @@ static void check_json(char **errors, const CheckCounts *counts, const Candidate
 {
 	JsonWriter w;
 
-	json_init(&w, stdout, true);
-	json_begin_object(&w);
-	json_key(&w, "schema");
-	json_int(&w, CTL_JSON_SCHEMA);
+	ctl_json_begin(&w);
 	json_key(&w, "ok");
 	json_bool(&w, !errors || !*errors);
 	json_key(&w, "config_files");
@@ -287,8 +284,7 @@ static void check_json(char **errors, const CheckCounts *counts, const Candidate
 		json_end_object(&w);
 	}
 	json_end_array(&w);
-	json_end_object(&w);
-	json_finish(&w);
+	ctl_json_end(&w);
 }
 
 int verb_check(const CtlContext *ctx, int argc, char *argv[])

@@ -46,7 +46,23 @@ int parse_json_option(int argc, char *argv[], bool *json)
 			*json = true;
 		else
 			return -EINVAL;
+	if (optind < argc)
+		return log_error_errno(-EINVAL, "%s: unexpected argument '%s'", argv[0], argv[optind]);
 	return 0;
+}
+
+void ctl_json_begin(JsonWriter *w)
+{
+	json_init(w, stdout, true);
+	json_begin_object(w);
+	json_key(w, "schema");
+	json_int(w, CTL_JSON_SCHEMA);
+}
+
+void ctl_json_end(JsonWriter *w)
+{
+	json_end_object(w);
+	json_finish(w);
 }
 
 int parse_cpu_arg(const char *s, unsigned *ret)
@@ -67,9 +83,13 @@ static int verb_topology(const CtlContext *ctx, int argc, char *argv[])
 		return 2;
 	if (session_open(ctx, &s, false) < 0)
 		return 2;
-	if (json)
-		print_topology_json(stdout, &s.identity, s.topology);
-	else {
+	if (json) {
+		JsonWriter w;
+
+		ctl_json_begin(&w);
+		print_topology_json(&w, &s.identity, s.topology);
+		ctl_json_end(&w);
+	} else {
 		print_identity(stdout, &s.identity);
 		print_topology(stdout, s.topology);
 	}
@@ -81,9 +101,12 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	_cleanup_free_ char *err = NULL, *selected = NULL;
 	ProfileInfo *list = NULL;
+	bool json = ctx->json;
 	size_t n = 0;
 	int r;
 
+	if (parse_json_option(argc, argv, &json) < 0)
+		return 2;
 	if (session_open(ctx, &s, true) < 0)
 		return 2;
 	r = profile_list(s.config_fd, &list, &n, &err);
@@ -92,11 +115,28 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 		return 2;
 	}
 	(void)profile_select(s.config, s.rules, s.n_rules, &s.facts, &selected, NULL);
-	for (size_t i = 0; i < n; i++)
-		printf("%c %-12s %-45s %s\n", streq_ptr(selected, list[i].name) ? '*' : ' ', tty_text(list[i].name),
-		       tty_text(list[i].path), tty_text(list[i].description));
-	if (n == 0)
-		printf("No profiles in /etc/topotune/profiles or /usr/lib/topotune/profiles.\n");
+	if (json) {
+		JsonWriter w;
+
+		ctl_json_begin(&w);
+		json_key(&w, "source");
+		json_string(&w, "configuration");
+		json_key(&w, "profile");
+		json_string(&w, selected);
+		json_key(&w, "profiles");
+		json_begin_array(&w);
+		for (size_t i = 0; i < n; i++)
+			json_row(&w, JSON_STR("name", list[i].name), JSON_STR("description", list[i].description),
+				 JSON_STR("path", list[i].path));
+		json_end_array(&w);
+		ctl_json_end(&w);
+	} else {
+		for (size_t i = 0; i < n; i++)
+			printf("%c %-12s %-45s %s\n", streq_ptr(selected, list[i].name) ? '*' : ' ',
+			       tty_text(list[i].name), tty_text(list[i].path), tty_text(list[i].description));
+		if (n == 0)
+			printf("No profiles in /etc/topotune/profiles or /usr/lib/topotune/profiles.\n");
+	}
 	profile_info_array_free(list, n);
 	return 0;
 }
@@ -127,22 +167,68 @@ static int compute(const CtlContext *ctx, Session *s, const char *profile, Plan 
 	return 0;
 }
 
+static void step_json(JsonWriter *w, const PlanStep *st)
+{
+	_cleanup_free_ char *origin = st->origin.file ? origin_to_string(&st->origin) : NULL;
+
+	json_row(w, JSON_STR("setting", setting_id_to_string(st->setting)),
+		 JSON_STR("action", step_action_to_string(st->action)), JSON_STR("actual", st->from),
+		 JSON_STR("desired", st->to), JSON_STR("control", st->control ? st->control->name : NULL),
+		 JSON_STR("why", st->why), JSON_STR("origin", origin));
+}
+
+static void plan_json(const Plan *plan, const Session *s, const char *desc)
+{
+	_cleanup_free_ char *isolated = NULL, *housekeeping = NULL;
+	JsonWriter w;
+
+	(void)cpuset_format_list(&plan->isolated, &isolated);
+	(void)cpuset_format_list(&plan->housekeeping, &housekeeping);
+	ctl_json_begin(&w);
+	json_key(&w, "profile");
+	json_string(&w, plan->profile);
+	json_key(&w, "cpu_description");
+	json_string(&w, desc);
+	json_key(&w, "kernel");
+	json_row(&w, JSON_STR("release", s->caps.release[0] ? s->caps.release : NULL),
+		 JSON_STRV("notes", s->caps.notes));
+	json_key(&w, "steps");
+	json_begin_array(&w);
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		if (plan_has_step(plan, i))
+			step_json(&w, &plan->steps[i]);
+	json_end_array(&w);
+	json_key(&w, "isolated_cpus");
+	json_string(&w, isolated);
+	json_key(&w, "housekeeping_cpus");
+	json_string(&w, housekeeping);
+	json_key(&w, "relax_domain_level");
+	json_int(&w, plan->relax_level);
+	json_key(&w, "smt_buddy_assist");
+	json_bool(&w, plan->smt_buddy_assist);
+	json_key(&w, "pending_kernel_cmdline");
+	json_string(&w, plan->kernel_cmdline ?: "");
+	ctl_json_end(&w);
+}
+
 static int verb_plan(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "cpu", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
 		{}
 	};
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_free_ char *text = NULL, *desc = NULL;
 	const char *profile = NULL;
+	bool json = ctx->json, have_cpu = false;
 	unsigned cpu = 0;
 	int c, r;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "p:c:", options, NULL)) >= 0)
+	while ((c = getopt_long(argc, argv, "p:c:j", options, NULL)) >= 0)
 		switch (c) {
 		case 'p':
 			profile = optarg;
@@ -150,19 +236,31 @@ static int verb_plan(const CtlContext *ctx, int argc, char *argv[])
 		case 'c':
 			if (parse_cpu_arg(optarg, &cpu) < 0)
 				return 2;
+			have_cpu = true;
+			break;
+		case 'j':
+			json = true;
 			break;
 		default:
 			return 2;
 		}
+	if (optind < argc)
+		return log_error("plan: unexpected argument '%s'", argv[optind]), 2;
+	if (json && have_cpu)
+		return log_error("plan --json has no layout; use 'layout --json --cpu N'"), 2;
 
 	if (compute(ctx, &s, profile, &plan) < 0)
 		return 2;
 	r = cpu_identity_describe(&s.identity, &desc);
-	if (r >= 0)
+	if (r >= 0 && !json)
 		r = plan_format(plan, cpu, &text);
 	if (r < 0) {
 		log_oom();
 		return 2;
+	}
+	if (json) {
+		plan_json(plan, &s, desc);
+		return 0;
 	}
 	printf("CPU: %s\nKernel: %s\n", desc, s.caps.release[0] ? s.caps.release : "unknown");
 	STRV_FOREACH(n, s.caps.notes)
@@ -171,12 +269,16 @@ static int verb_plan(const CtlContext *ctx, int argc, char *argv[])
 	return 0;
 }
 
-static void layout_json(const Plan *p, const Topology *t)
+/* The predicted layout: every online CPU's domains, or only @cpu's (>= 0). */
+static void layout_json(const Plan *p, const Topology *t, int cpu_only)
 {
 	JsonWriter w;
 
-	json_init(&w, stdout, true);
-	json_begin_object(&w);
+	ctl_json_begin(&w);
+	json_key(&w, "source");
+	json_string(&w, "predicted");
+	json_key(&w, "profile");
+	json_string(&w, p->profile);
 	json_key(&w, "relax_domain_level");
 	json_int(&w, p->relax_level);
 	json_key(&w, "smt_buddy_assist");
@@ -210,6 +312,8 @@ static void layout_json(const Plan *p, const Topology *t)
 	CPUSET_FOREACH(cpu, &t->online) {
 		const CpuDomains *d = &p->layout->cpus[cpu];
 
+		if (cpu_only >= 0 && (int)cpu != cpu_only)
+			continue;
 		json_begin_object(&w);
 		json_key(&w, "cpu");
 		json_int(&w, cpu);
@@ -232,8 +336,7 @@ static void layout_json(const Plan *p, const Topology *t)
 	STRV_FOREACH(x, p->layout->warnings)
 		json_string(&w, *x);
 	json_end_array(&w);
-	json_end_object(&w);
-	json_finish(&w);
+	ctl_json_end(&w);
 }
 
 /*
@@ -241,7 +344,7 @@ static void layout_json(const Plan *p, const Topology *t)
  * the model predicts for the kernel's current settings. Exit 0 equal, 1
  * different, 2 error.
  */
-static int layout_compare(const CtlContext *ctx)
+static int layout_compare(const CtlContext *ctx, bool json)
 {
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	_cleanup_(plan_freep) Plan *plan = NULL;
@@ -264,6 +367,42 @@ static int layout_compare(const CtlContext *ctx)
 	n = domains_compare(plan->layout, live, 40, &diffs);
 	if (n < 0)
 		return log_error_errno(n, "Failed to compare layouts: %m"), 2;
+	if (json) {
+		JsonWriter w;
+
+		ctl_json_begin(&w);
+		json_key(&w, "source");
+		json_string(&w, "compare");
+		json_key(&w, "schedstat_version");
+		json_int(&w, live->schedstat_version);
+		json_key(&w, "debugfs");
+		json_bool(&w, live->debugfs);
+		json_key(&w, "relax_domain_level");
+		json_int(&w, plan->relax_level);
+		json_key(&w, "smt_buddy_assist");
+		json_bool(&w, plan->smt_buddy_assist);
+		json_key(&w, "notes");
+		json_begin_array(&w);
+		STRV_FOREACH(note, live->notes)
+			json_string(&w, *note);
+		json_end_array(&w);
+		json_key(&w, "predicted_messages");
+		json_begin_array(&w);
+		STRV_FOREACH(x, plan->layout->warnings)
+			json_string(&w, *x);
+		json_end_array(&w);
+		json_key(&w, "match");
+		json_bool(&w, n == 0);
+		json_key(&w, "differences");
+		json_int(&w, n);
+		json_key(&w, "first_differences");
+		json_begin_array(&w);
+		STRV_FOREACH(d, diffs)
+			json_string(&w, *d);
+		json_end_array(&w);
+		ctl_json_end(&w);
+		return n == 0 ? 0 : 1;
+	}
 	printf("Kernel: schedstat version %d%s; predicted for relax_domain_level %d, SMT_BUDDY_ASSIST %s\n",
 	       live->schedstat_version, live->debugfs ? ", debugfs names, levels and flags" : "",
 	       plan->relax_level, plan->smt_buddy_assist ? "on" : "off");
@@ -296,7 +435,7 @@ static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_free_ char *text = NULL;
 	const char *profile = NULL;
-	bool json = ctx->json;
+	bool json = ctx->json, have_cpu = false, compare = false;
 	unsigned cpu = 0;
 	int c;
 
@@ -309,20 +448,30 @@ static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 		case 'c':
 			if (parse_cpu_arg(optarg, &cpu) < 0)
 				return 2;
+			have_cpu = true;
 			break;
 		case 'j':
 			json = true;
 			break;
 		case 'C':
-			return layout_compare(ctx);
+			compare = true;
+			break;
 		default:
 			return 2;
 		}
+	if (compare && (profile || have_cpu))
+		return log_error("layout --compare takes no --profile or --cpu"), 2;
+	if (compare)
+		return layout_compare(ctx, json);
 
+	if (optind < argc)
+		return log_error("layout: unexpected argument '%s'", argv[optind]), 2;
 	if (compute(ctx, &s, profile, &plan) < 0)
 		return 2;
+	if (have_cpu && !cpuset_contains(&s.topology->online, cpu))
+		return log_error("--cpu: CPU %u is not online", cpu), 2;
 	if (json) {
-		layout_json(plan, s.topology);
+		layout_json(plan, s.topology, have_cpu ? (int)cpu : -1);
 		return 0;
 	}
 	if (domain_layout_format(plan->layout, cpu, &text) < 0) {
@@ -333,30 +482,64 @@ static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 	return 0;
 }
 
-static void explain_layer(const char *what, const ProfileSettings *s, SettingId id)
+/* One layer of a setting's value: built-in default, a hardware rule, the profile, topotune.conf. */
+typedef struct ExplainLayer {
+	char *what;
+	char *value;
+	char *origin;   /* NULL: built-in */
+} ExplainLayer;
+
+static int explain_layer(ExplainLayer *l, const char *what, const ProfileSettings *s, SettingId id)
 {
 	const Origin *o = &s->origin[id];
-	_cleanup_free_ char *v = NULL, *where = NULL;
 
 	if (!o->file)
-		return;
-	(void)setting_format(id, &s->value[id], &v);
-	where = origin_to_string(o);
-	printf("    %-36s %-16s %s\n", tty_text(what), strna(v), tty_text(strna(where)));
+		return 0;
+	l->what = strdup(what);
+	l->origin = origin_to_string(o);
+	if (!l->what || !l->origin || setting_format(id, &s->value[id], &l->value) < 0)
+		return -ENOMEM;
+	return 1;
+}
+
+static void explain_layers_free(ExplainLayer *l, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(l[i].what);
+		free(l[i].value);
+		free(l[i].origin);
+	}
+	free(l);
 }
 
 static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 {
+	static const struct option options[] = {
+		{ "json", no_argument, NULL, 'j' },
+		{ "list", no_argument, NULL, 'l' },
+		{}
+	};
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	_cleanup_(profile_freep) Profile *p = NULL;
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_(profile_settings_done) ProfileSettings settings = {};
-	_cleanup_free_ char *v = NULL, *where = NULL, *def = NULL, *names = NULL, *err = NULL;
+	_cleanup_free_ char *v = NULL, *where = NULL, *def = NULL, *names = NULL, *err = NULL, *label = NULL;
+	ExplainLayer *layers = NULL;
+	size_t n_layers = 0, n_max;
+	bool json = ctx->json, list = false;
 	const PlanStep *st;
-	SettingId id;
-	int r;
+	SettingId id, step_id;
+	int c, r;
 
-	if (argc == 2 && streq(argv[1], "--list")) {
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "jl", options, NULL)) >= 0)
+		if (c == 'j')
+			json = true;
+		else if (c == 'l')
+			list = true;
+		else
+			return 2;
+	if (list) {
 		/* For shell completion: the settings table's names, one a line. */
 		SETTING_FOREACH(i)
 			printf("%s\n", setting_id_to_string(i));
@@ -365,13 +548,13 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	names = setting_names_text();
 	if (!names)
 		return log_oom(), 2;
-	if (argc != 2) {
+	if (argc - optind != 1) {
 		log_error("explain: expected one setting: %s", names);
 		return 2;
 	}
-	id = setting_id_from_string(argv[1]);
+	id = setting_id_from_string(argv[optind]);
 	if (id < 0) {
-		log_error("explain: unknown setting '%s': expected %s", argv[1], names);
+		log_error("explain: unknown setting '%s': expected %s", argv[optind], names);
 		return 2;
 	}
 	if (session_open(ctx, &s, true) < 0)
@@ -383,28 +566,69 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	(void)setting_format(id, &settings.value[id], &v);
 	(void)setting_format(id, &setting_get(id)->default_value, &def);
 	where = origin_to_string(&settings.origin[id]);
-	printf("%s = %s\n  from: %s\n  layers, lowest first:\n", argv[1], strna(v), tty_text(strna(where)));
-	printf("    %-36s %-16s %s\n", "built-in default", strna(def), "-");
-	for (size_t i = 0; i < s.n_rules; i++)
+
+	/* The layers that set it, lowest first: hardware rules, the profile, topotune.conf. */
+	n_max = s.n_rules + 2;
+	layers = calloc(n_max, sizeof(*layers));
+	label = strprintf("profile %s", p->name);
+	if (!layers || !label)
+		return log_oom(), 2;
+	r = 0;
+	for (size_t i = 0; r >= 0 && i < s.n_rules; i++)
 		if (hardware_rule_matches(s.rules[i], &s.facts)) {
 			const char *slash = strrchr(s.rules[i]->path, '/');
-			_cleanup_free_ char *label = strprintf("hardware rule %s", slash ? slash + 1 : s.rules[i]->path);
+			_cleanup_free_ char *rule = strprintf("hardware rule %s", slash ? slash + 1 : s.rules[i]->path);
 
-			explain_layer(label ?: "hardware rule", &s.rules[i]->settings, id);
+			r = rule ? explain_layer(&layers[n_layers], rule, &s.rules[i]->settings, id) : -ENOMEM;
+			n_layers += r > 0;
 		}
-	{
-		_cleanup_free_ char *label = strprintf("profile %s", p->name);
-
-		explain_layer(label ?: "profile", &p->settings, id);
+	if (r >= 0) {
+		r = explain_layer(&layers[n_layers], label, &p->settings, id);
+		n_layers += r > 0;
 	}
-	if (s.config)
-		explain_layer("topotune.conf / conf.d", &s.config->overrides, id);
-
-	if (!plan_has_step(plan, id)) {
-		printf("  plan: no step of its own; the %s step reads it\n", setting_id_to_string(plan_step_of(id)));
-		id = plan_step_of(id);
+	if (r >= 0 && s.config) {
+		r = explain_layer(&layers[n_layers], "topotune.conf / conf.d", &s.config->overrides, id);
+		n_layers += r > 0;
 	}
-	st = &plan->steps[id];
+	if (r < 0) {
+		explain_layers_free(layers, n_max);
+		return log_oom(), 2;
+	}
+
+	step_id = plan_has_step(plan, id) ? id : plan_step_of(id);
+	st = &plan->steps[step_id];
+	if (json) {
+		JsonWriter w;
+
+		ctl_json_begin(&w);
+		json_key(&w, "setting");
+		json_string(&w, argv[optind]);
+		json_key(&w, "value");
+		json_string(&w, v);
+		json_key(&w, "origin");
+		json_string(&w, settings.origin[id].file ? where : NULL);
+		json_key(&w, "default");
+		json_string(&w, def);
+		json_key(&w, "layers");
+		json_begin_array(&w);
+		for (size_t i = 0; i < n_layers; i++)
+			json_row(&w, JSON_STR("layer", layers[i].what), JSON_STR("value", layers[i].value),
+				 JSON_STR("origin", layers[i].origin));
+		json_end_array(&w);
+		json_key(&w, "step");
+		step_json(&w, st);
+		ctl_json_end(&w);
+		explain_layers_free(layers, n_max);
+		return 0;
+	}
+
+	printf("%s = %s\n  from: %s\n  layers, lowest first:\n", argv[optind], strna(v), tty_text(strna(where)));
+	printf("    %-36s %-16s %s\n", "built-in default", strna(def), "-");
+	for (size_t i = 0; i < n_layers; i++)
+		printf("    %-36s %-16s %s\n", tty_text(layers[i].what), layers[i].value, tty_text(layers[i].origin));
+	explain_layers_free(layers, n_max);
+	if (step_id != id)
+		printf("  plan: no step of its own; the %s step reads it\n", setting_id_to_string(step_id));
 	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
 	       st->control ? " via " : "", st->control ? st->control->name : "",
 	       tty_text(st->why));
@@ -427,8 +651,8 @@ static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
 	StrBuf b = {};
 	int r;
 
-	if (argc > 1)
-		return log_error("metrics takes no arguments"), 2;
+	if (argc > 1 || ctx->json)
+		return log_error("metrics takes no arguments; its output is the Prometheus text format, not JSON"), 2;
 	r = root_open(ctx->root, &root_fd);
 	if (r < 0)
 		return log_error_errno(r, "%s: %m", ctx->root), 2;

@@ -3,6 +3,8 @@
 
 #include <stdbool.h>
 
+#include "json.h"
+
 typedef struct CtlContext {
 	const char *root;          /* "/" or the sysroot */
 	const char *config_root;   /* NULL: same as root */
@@ -13,12 +15,25 @@ typedef struct CtlContext {
 	bool json;                /* --json for every verb that has it */
 } CtlContext;
 
-/* The "schema" key of every --json document (topotunectl(1), JSON OUTPUT). */
+/*
+ * The "schema" key of every --json document: its contract is
+ * data/topotunectl.schema.json (installed in /usr/share/topotune) and
+ * topotunectl(1), JSON OUTPUT. A key renamed or removed, or a type
+ * changed, raises it; a key added does not.
+ */
 #define CTL_JSON_SCHEMA 1
+
+/* Start a --json document on stdout: its object and the "schema" key. */
+void ctl_json_begin(JsonWriter *w);
+/* End it (the object, the newline). */
+void ctl_json_end(JsonWriter *w);
 
 /* --cpu N: a CPU number below CPUSET_MAX_CPUS; logs and returns -EINVAL otherwise. */
 int parse_cpu_arg(const char *s, unsigned *ret);
-/* The options of a verb whose only one is --json: sets *json; -EINVAL for anything else. */
+/*
+ * The options of a verb whose only one is --json and that takes no
+ * arguments: sets *json; logs and returns -EINVAL for anything else.
+ */
 int parse_json_option(int argc, char *argv[], bool *json);
 
 /* check.c: topotunectl check [--as PATH] [FILE...] */

@@ -234,8 +234,7 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	if (json) {
 		JsonWriter w;
 
-		json_init(&w, stdout, true);
-		json_begin_object(&w);
+		ctl_json_begin(&w);
 		json_key(&w, "state");
 		json_string(&w, state);
 		json_key(&w, "state_reasons");
@@ -247,8 +246,8 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 		json_string(&w, profile);
 		json_key(&w, "profile_reason");
 		json_string(&w, reason);
-		json_key(&w, "profile_source");
-		json_string(&w, source);
+		json_key(&w, "profile_origin");
+		json_string(&w, source && *source ? source : NULL);
 		json_key(&w, "version");
 		json_string(&w, version);
 		json_key(&w, "cpu");
@@ -261,9 +260,9 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 		json_key(&w, "settings");
 		json_begin_array(&w);
 		for (size_t i = 0; i < n_rows; i++)
-			json_row(&w, JSON_STR("name", rows[i].name), JSON_STR("desired", rows[i].desired),
+			json_row(&w, JSON_STR("setting", rows[i].name), JSON_STR("desired", rows[i].desired),
 				 JSON_STR("actual", rows[i].actual), JSON_BOOL("in_sync", rows[i].in_sync),
-				 JSON_STR("source", rows[i].source));
+				 JSON_STR("origin", rows[i].source));
 		json_end_array(&w);
 		json_key(&w, "isolated_cpus");
 		json_string(&w, isolated);
@@ -273,8 +272,7 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 		json_bool(&w, reboot);
 		json_key(&w, "pending_kernel_cmdline");
 		json_string(&w, cmdline);
-		json_end_object(&w);
-		json_finish(&w);
+		ctl_json_end(&w);
 		return 0;
 	}
 
@@ -304,7 +302,34 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	return 0;
 }
 
-static int simple_call(const CtlContext *ctx, const char *what, const char *method, const char *sig, ...)
+/* After a mutating call with --json: what the daemon says now. */
+static void result_json(sd_bus *bus, const char *verb)
+{
+	_cleanup_free_ char *state = get_string(bus, "State"), *profile = get_string(bus, "ActiveProfile");
+	_cleanup_strv_free_ char **reasons = NULL;
+	JsonWriter w;
+
+	(void)sd_bus_get_property_strv(bus, DEST, PATH, IFACE, "StateReasons", NULL, &reasons);
+	ctl_json_begin(&w);
+	json_key(&w, "command");
+	json_string(&w, verb);
+	json_key(&w, "state");
+	json_string(&w, state);
+	json_key(&w, "state_reasons");
+	json_begin_array(&w);
+	STRV_FOREACH(x, reasons)
+		json_string(&w, *x);
+	json_end_array(&w);
+	json_key(&w, "profile");
+	json_string(&w, profile && *profile ? profile : NULL);
+	ctl_json_end(&w);
+}
+
+/*
+ * Call a mutating method (its last argument is "interactive"); with
+ * --json print the daemon's state afterwards. Errors go to stderr, exit 2.
+ */
+static int simple_call(const CtlContext *ctx, bool json, const char *verb, const char *method, const char *sig, ...)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *m = NULL, *reply = NULL;
@@ -316,67 +341,83 @@ static int simple_call(const CtlContext *ctx, const char *what, const char *meth
 	if (r)
 		return r;
 	r = sd_bus_message_new_method_call(bus, &m, DEST, PATH, IFACE, method);
-	if (r >= 0) {
-		va_start(ap, sig);
-		r = sd_bus_message_appendv(m, sig, ap);
-		va_end(ap);
-	}
+	if (r < 0)
+		return call_failed(method, &error, r);
+	va_start(ap, sig);
+	r = sd_bus_message_appendv(m, sig, ap);
+	va_end(ap);
 	if (r >= 0)
 		r = sd_bus_message_set_allow_interactive_authorization(m, isatty(STDIN_FILENO) > 0);
 	if (r < 0)
-		return call_failed(what, &error, r);
+		return call_failed(method, &error, r);
 	r = sd_bus_call(bus, m, 150 * 1000000ULL, &error, &reply);
 	if (r < 0)
-		return call_failed(what, &error, r);
+		return call_failed(method, &error, r);
+	if (json)
+		result_json(bus, verb);
 	return 0;
 }
 
 static int verb_apply(const CtlContext *ctx, int argc, char *argv[])
 {
-	if (argc != 1)
-		return log_error("apply: no arguments expected"), 2;
-	return simple_call(ctx, "Apply", "Apply", "b", isatty(STDIN_FILENO) > 0);
+	bool json = ctx->json;
+
+	if (parse_json_option(argc, argv, &json) < 0)
+		return 2;
+	return simple_call(ctx, json, argv[0], "Apply", "b", isatty(STDIN_FILENO) > 0);
 }
 
 static int verb_revert(const CtlContext *ctx, int argc, char *argv[])
 {
-	if (argc != 1)
-		return log_error("revert: no arguments expected"), 2;
-	return simple_call(ctx, "Revert", "Revert", "b", isatty(STDIN_FILENO) > 0);
+	bool json = ctx->json;
+
+	if (parse_json_option(argc, argv, &json) < 0)
+		return 2;
+	return simple_call(ctx, json, argv[0], "Revert", "b", isatty(STDIN_FILENO) > 0);
 }
 
 static int verb_reload(const CtlContext *ctx, int argc, char *argv[])
 {
-	if (argc != 1)
-		return log_error("reload: no arguments expected"), 2;
-	return simple_call(ctx, "Reload", "ReloadConfiguration", "b", isatty(STDIN_FILENO) > 0);
+	bool json = ctx->json;
+
+	if (parse_json_option(argc, argv, &json) < 0)
+		return 2;
+	return simple_call(ctx, json, argv[0], "ReloadConfiguration", "b", isatty(STDIN_FILENO) > 0);
 }
 
 static int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
 {
-	static const struct option options[] = { { "persistent", no_argument, NULL, 'p' }, {} };
-	bool persistent = false;
+	static const struct option options[] = {
+		{ "persistent", no_argument, NULL, 'p' },
+		{ "json", no_argument, NULL, 'j' },
+		{}
+	};
+	bool persistent = false, json = ctx->json;
 	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "p", options, NULL)) >= 0)
+	while ((c = getopt_long(argc, argv, "pj", options, NULL)) >= 0)
 		if (c == 'p')
 			persistent = true;
+		else if (c == 'j')
+			json = true;
 		else
 			return 2;
 	if (argc - optind != 1)
 		return log_error("set-profile: expected one profile name (see 'topotunectl profiles')"), 2;
 	if (persistent)
-		return simple_call(ctx, "SetProfilePersistent", "SetProfilePersistent", "sb", argv[optind],
+		return simple_call(ctx, json, argv[0], "SetProfilePersistent", "sb", argv[optind],
 				   isatty(STDIN_FILENO) > 0);
-	return simple_call(ctx, "SetProfile", "SetProfile", "sb", argv[optind], isatty(STDIN_FILENO) > 0);
+	return simple_call(ctx, json, argv[0], "SetProfile", "sb", argv[optind], isatty(STDIN_FILENO) > 0);
 }
 
 static int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[])
 {
-	if (argc != 1)
-		return log_error("auto-profile: no arguments expected"), 2;
-	return simple_call(ctx, "AutoProfile", "AutoProfile", "b", isatty(STDIN_FILENO) > 0);
+	bool json = ctx->json;
+
+	if (parse_json_option(argc, argv, &json) < 0)
+		return 2;
+	return simple_call(ctx, json, argv[0], "AutoProfile", "b", isatty(STDIN_FILENO) > 0);
 }
 
 /*
@@ -408,8 +449,8 @@ static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
 	const char *text;
 	int r;
 
-	if (argc > 1)
-		return log_error("metrics takes no arguments"), 2;
+	if (argc > 1 || ctx->json)
+		return log_error("metrics takes no arguments; its output is the Prometheus text format, not JSON"), 2;
 	r = connect_or_explain(ctx, &bus);
 	if (r)
 		return r;
@@ -448,8 +489,7 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 	if (r < 0)
 		return call_failed("Verify", &error, r);
 	if (json) {
-		json_init(&w, stdout, true);
-		json_begin_object(&w);
+		ctl_json_begin(&w);
 		json_key(&w, "in_sync");
 		json_bool(&w, ok);
 		json_key(&w, "mismatches");
@@ -457,7 +497,7 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 	}
 	while ((r = sd_bus_message_read(reply, "(sss)", &s, &want, &got)) > 0) {
 		if (json)
-			json_row(&w, JSON_STR("setting", s), JSON_STR("want", want), JSON_STR("got", got));
+			json_row(&w, JSON_STR("setting", s), JSON_STR("desired", want), JSON_STR("actual", got));
 		else
 			printf("drift: %s is %s, wanted %s\n", s, tty_text(got), want);
 	}
@@ -487,8 +527,7 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 	}
 	if (json) {
 		json_end_array(&w);
-		json_end_object(&w);
-		json_finish(&w);
+		ctl_json_end(&w);
 	}
 	return ok ? 0 : 1;
 }
@@ -500,8 +539,12 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	_cleanup_free_ char *active = NULL;
 	const char *name, *desc, *path;
+	bool json = ctx->json;
+	JsonWriter w;
 	int r;
 
+	if (parse_json_option(argc, argv, &json) < 0)
+		return 2;
 	r = connect_or_explain(ctx, &bus);
 	if (r)
 		return r;
@@ -510,9 +553,25 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 	if (r < 0)
 		return call_failed("ListProfiles", &error, r);
 	r = sd_bus_message_enter_container(reply, 'a', "(sss)");
+	if (json) {
+		ctl_json_begin(&w);
+		json_key(&w, "source");
+		json_string(&w, "topotuned");
+		json_key(&w, "profile");
+		json_string(&w, active && *active ? active : NULL);
+		json_key(&w, "profiles");
+		json_begin_array(&w);
+	}
 	while (r >= 0 && (r = sd_bus_message_read(reply, "(sss)", &name, &desc, &path)) > 0)
-		printf("%c %-12s %-45s %s\n", streq_ptr(active, name) ? '*' : ' ', tty_text(name), tty_text(path),
-		       tty_text(desc));
+		if (json)
+			json_row(&w, JSON_STR("name", name), JSON_STR("description", desc), JSON_STR("path", path));
+		else
+			printf("%c %-12s %-45s %s\n", streq_ptr(active, name) ? '*' : ' ', tty_text(name),
+			       tty_text(path), tty_text(desc));
+	if (json) {
+		json_end_array(&w);
+		ctl_json_end(&w);
+	}
 	if (r < 0)
 		return call_failed("ListProfiles", &error, r);
 	return 0;
@@ -530,7 +589,12 @@ static int layout_cpu(sd_bus *bus, unsigned cpu, bool json)
 		return call_failed("GetCpuDomains", &error, r);
 	r = sd_bus_message_enter_container(reply, 'a', "(ussas)");
 	if (json) {
-		json_init(&w, stdout, true);
+		/* The shape of the offline layout --json --cpu N: one entry in "cpus". */
+		ctl_json_begin(&w);
+		json_key(&w, "source");
+		json_string(&w, "topotuned");
+		json_key(&w, "cpus");
+		json_begin_array(&w);
 		json_begin_object(&w);
 		json_key(&w, "cpu");
 		json_int(&w, cpu);
@@ -551,8 +615,8 @@ static int layout_cpu(sd_bus *bus, unsigned cpu, bool json)
 		if (r < 0)
 			break;
 		if (json)
-			json_row(&w, JSON_INT("level", level), JSON_STR("name", name), JSON_STR("flags", flags),
-				 JSON_STR("span", attrs && attrs[0] ? attrs[0] : ""),
+			json_row(&w, JSON_INT("level", level), JSON_STR("name", name),
+				 JSON_STR("span", attrs && attrs[0] ? attrs[0] : ""), JSON_STR("flags", flags),
 				 JSON_STRV("attributes", attrs && attrs[0] ? attrs + 1 : NULL));
 		else {
 			CpuSet span = {};
@@ -572,7 +636,8 @@ static int layout_cpu(sd_bus *bus, unsigned cpu, bool json)
 	if (json) {
 		json_end_array(&w);
 		json_end_object(&w);
-		json_finish(&w);
+		json_end_array(&w);
+		ctl_json_end(&w);
 	}
 	if (r < 0)
 		return call_failed("GetCpuDomains", &error, r);
@@ -591,7 +656,10 @@ static int layout_all(sd_bus *bus, bool json)
 		return call_failed("Reading DomainLayout", &error, r);
 	r = sd_bus_message_enter_container(reply, 'a', "(usssas)");
 	if (json) {
-		json_init(&w, stdout, true);
+		ctl_json_begin(&w);
+		json_key(&w, "source");
+		json_string(&w, "topotuned");
+		json_key(&w, "levels");
 		json_begin_array(&w);
 	}
 	while (r >= 0 && (r = sd_bus_message_enter_container(reply, 'r', "usssas")) > 0) {
@@ -623,7 +691,7 @@ static int layout_all(sd_bus *bus, bool json)
 	}
 	if (json) {
 		json_end_array(&w);
-		json_finish(&w);
+		ctl_json_end(&w);
 	}
 	if (r < 0)
 		return call_failed("Reading DomainLayout", &error, r);

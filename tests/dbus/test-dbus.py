@@ -53,6 +53,12 @@ if os.geteuid() != 0:
     print("SKIP dbus tier: needs root (setpriv for the unprivileged caller)")
     sys.exit(77)
 try:
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+    import json_contract
+except ImportError as e:
+    print(f"SKIP dbus tier: {e} (apt-get install python3-jsonschema)")
+    sys.exit(77)
+try:
     import dbusmock  # noqa: F401
     HAVE_DBUSMOCK = True
 except ImportError:
@@ -254,6 +260,13 @@ def ctl(*args, user=None):
     return r.returncode, r.stdout + r.stderr
 
 
+def ctl_json(kind, *args):
+    """topotunectl ARGS (--json among them): (rc, document, schema errors + stderr)."""
+    r = subprocess.run([CTL, "--bus-address", ADDR] + list(args), capture_output=True, text=True, timeout=60)
+    doc, errs = json_contract.parse_and_validate(r.stdout, kind)
+    return r.returncode, doc or {}, "; ".join(errs[:5]) + r.stderr[-300:]
+
+
 def busctl(*args):
     r = subprocess.run(["busctl", f"--address={ADDR}"] + list(args), capture_output=True, text=True, timeout=30)
     return r.returncode, r.stdout + r.stderr
@@ -336,10 +349,28 @@ try:
           str(steps))
     rc, out = ctl("status")
     check("topotunectl status (readable)", rc == 0 and "State: applied" in out and "smt_buddy_assist" in out, out)
-    rc, out = ctl("status", "--json")
-    check("topotunectl status --json", rc == 0 and '"state": "applied"' in out and '"in_sync": true' in out, out)
+    rc, doc, err = ctl_json("status", "status", "--json")
+    check("topotunectl status --json: a valid document, applied, every setting in sync",
+          rc == 0 and not err and doc["state"] == "applied" and all(x["in_sync"] for x in doc["settings"])
+          and {x["setting"] for x in doc["settings"]} >= {"smt_buddy_assist", "relax_domain_level"}, err or doc)
     rc, out = ctl("verify")
     check("topotunectl verify: in sync, exit 0", rc == 0 and "in sync" in out, out)
+    # The --json contract, online (tests/json_contract.py, schema/topotunectl.schema.json).
+    active = str(prop("ActiveProfile"))
+    for kind, args in (("verify", ("verify", "--json")), ("profiles", ("profiles", "--json")),
+                       ("layout_topotuned", ("layout", "--json")),
+                       ("layout_topotuned", ("--json", "layout", "--cpu", "1")),
+                       ("result", ("apply", "--json")), ("result", ("set-profile", "--json", active))):
+        rc, doc, err = ctl_json(kind, *args)
+        check(f"topotunectl {' '.join(args)}: a valid '{kind}' document", rc == 0 and not err, err or doc)
+        if kind == "profiles":
+            check("... profiles --json: source topotuned, the active profile, five rows",
+                  doc.get("source") == "topotuned" and doc.get("profile") == active
+                  and len(doc.get("profiles", [])) == 5, doc)
+        if args[0] == "set-profile":
+            check("... set-profile --json: command, state applied, the profile",
+                  doc.get("command") == "set-profile" and doc.get("state") == "applied"
+                  and doc.get("profile") == active, doc)
 
     # --- every shipped profile ------------------------------------------------------
     orig_smt = orig[SMT].decode().strip()
@@ -390,17 +421,20 @@ try:
     rc, out = ctl("verify")
     check("drift behind its back: topotunectl verify exits 1 and names it",
           rc == 1 and "smt_buddy_assist is off, wanted on" in out, f"rc={rc} {out}")
-    rc, out = ctl("verify", "--json")
-    check("verify --json reports the mismatch", rc == 1 and '"setting": "smt_buddy_assist"' in out, out)
+    rc, doc, err = ctl_json("verify", "verify", "--json")
+    check("verify --json reports the mismatch: setting, desired, actual",
+          rc == 1 and not err and doc["mismatches"] == [{"setting": "smt_buddy_assist", "desired": "on", "actual": "off"}],
+          err or doc)
     st = settings()
     check("Settings shows the drift (in_sync false)", st["smt_buddy_assist"][1:3] == ("off", False), str(st))
     rc, out = ctl("apply")
     check("topotunectl apply re-applies", rc == 0 and rd(main, SMT) == "1", out)
 
     # --- revert / stop byte-exact ----------------------------------------------------
-    rc, out = ctl("revert")
+    rc, doc, err = ctl_json("result", "revert", "--json")
     diff = snap_diff(orig, snapshot(main))
-    check("Revert restores every original byte-exact", rc == 0 and not diff, f"{out} {diff}")
+    check("Revert restores every original byte-exact; revert --json says state off",
+          rc == 0 and not diff and not err and doc["state"] == "off", f"{err} {doc} {diff}")
     check("State is off after Revert", str(prop("State")) == "off")
     check("nothing left in run/topotune/state", not os.path.exists(os.path.join(main, "run/topotune/state")))
     rc, out = ctl("set-profile", "latency")
@@ -756,10 +790,10 @@ try:
     rc, out = ctl("verify")
     check("... topotunectl verify: exit 0 (no drift), and names what was not applied and why",
           rc == 0 and "in sync\nnot applied: smt_buddy_assist: unsupported: " in out, f"rc={rc} {out}")
-    rc, out = ctl("verify", "--json")
+    rc, doc, err = ctl_json("verify", "verify", "--json")
     check("... verify --json: not_applied lists the setting with its reason",
-          rc == 0 and re.search(r'"not_applied": \[\s*\{\s*"setting": "smt_buddy_assist",\s*"reason": "unsupported: ', out),
-          f"rc={rc} {out}")
+          rc == 0 and not err and [x["setting"] for x in doc["not_applied"]] == ["smt_buddy_assist"]
+          and doc["not_applied"][0]["reason"].startswith("unsupported: "), err or doc)
     e = call_error(mgr().SetProfile, "latency", False)
     check("SetProfile(latency) on a stock kernel -> pending-reboot with relax_domain_level=3",
           e[0] is None and str(prop("State")) == "pending-reboot" and bool(prop("RebootRequired"))
@@ -1109,9 +1143,10 @@ try:
           rc == 0 and "profile = throughput" in rd(pt, "etc/topotune/topotune.conf.d/99-set-profile.conf")
           and "Profile: throughput (configured, /etc/topotune/topotune.conf.d/99-set-profile.conf:5)" in out2,
           out + out2)
-    rc, out = ctl("auto-profile")
+    rc, doc, out = ctl_json("result", "auto-profile", "--json")
     check("auto-profile: the drop-in removed, the configured choice (balanced, built-in default) back",
-          rc == 0 and not os.path.exists(pdrop) and str(prop("ActiveProfile")) == "balanced"
+          rc == 0 and not out and doc["profile"] == "balanced"
+          and not os.path.exists(pdrop) and str(prop("ActiveProfile")) == "balanced"
           and str(prop("ActiveProfileReason")) == "configured"
           and str(prop("ActiveProfileSource")) == "built-in default" and rd(pt, RELAX) == "-1",
           f"{out} {prop('ActiveProfile')} {prop('ActiveProfileSource')}")
