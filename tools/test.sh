@@ -16,9 +16,10 @@ passed=0
 failed=0
 
 # The dbus tier needs a dbus-daemon, busctl, python3-dbus, dbusmock (polkit)
-# and prometheus_client's parser (metrics); the --json contract jsonschema.
+# and prometheus_client's parser (metrics); the --json contract jsonschema; the
+# stats-scipy unit test checks agent/basic/stats against scipy (/usr/bin/python3).
 "$top/tools/deps.sh" dbus systemd util-linux python3-dbus python3-gi python3-dbusmock \
-	python3-prometheus-client python3-jsonschema || exit 2
+	python3-prometheus-client python3-jsonschema python3-scipy || exit 2
 # The fuzz tier: clang 14 and its libFuzzer and sanitizer runtimes.
 "$top/tools/deps.sh" clang libclang-rt-14-dev || exit 2
 # The packaging tier: rpm build, Ansible role, .deb in a debootstrap chroot.
