@@ -239,6 +239,20 @@ bool strv_contains(char *const *l, const char *s)
 	return false;
 }
 
+char *strv_join(char *const *l, const char *sep)
+{
+	StrBuf b = {};
+	char *ret = NULL;
+
+	strbuf_append(&b, "");
+	for (size_t i = 0; l && l[i]; i++) {
+		if (i > 0)
+			strbuf_append(&b, sep);
+		strbuf_append(&b, l[i]);
+	}
+	return strbuf_steal(&b, &ret) < 0 ? NULL : ret;
+}
+
 int strv_split(const char *s, const char *sep, char ***ret)
 {
 	_cleanup_strv_free_ char **l = NULL;

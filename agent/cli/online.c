@@ -6,6 +6,8 @@
  * themselves. Depends on basic (JSON, strings) and sd-bus.
  */
 #include <getopt.h>
+#include <signal.h>
+#include <sys/wait.h>
 #include <systemd/sd-bus.h>
 #include <unistd.h>
 
@@ -421,6 +423,93 @@ static int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[])
 }
 
 /*
+ * topotunectl hold [--reason TEXT] PROFILE -- COMMAND...: hold PROFILE
+ * (HoldProfile) while COMMAND runs, as systemd-inhibit holds a lock. The
+ * hold ends with COMMAND (ReleaseProfile), or when this process goes away
+ * for any reason: topotuned follows its bus connection. Exits with
+ * COMMAND's status; 2 when the hold is refused.
+ */
+static int verb_hold(const CtlContext *ctx, int argc, char *argv[])
+{
+	static const struct option options[] = {
+		{ "reason", required_argument, NULL, 'r' },
+		{ "json", no_argument, NULL, 'j' },
+		{}
+	};
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_free_ char *reason = NULL;
+	const char *profile;
+	uint32_t cookie;
+	int c, r, status;
+	pid_t pid;
+
+	optind = 0;
+	/* "+": options end at PROFILE; COMMAND's own options are its. */
+	while ((c = getopt_long(argc, argv, "+r:j", options, NULL)) >= 0)
+		if (c == 'r') {
+			free(reason);
+			reason = strdup(optarg);
+			if (!reason)
+				return log_oom(), 2;
+		} else if (c == 'j')
+			return log_error("hold has no JSON output: what it prints is COMMAND's"), 2;
+		else
+			return 2;
+	if (ctx->json)
+		return log_error("hold has no JSON output: what it prints is COMMAND's"), 2;
+	if (optind >= argc)
+		return log_error("hold: expected PROFILE -- COMMAND..."), 2;
+	profile = argv[optind++];
+	if (optind < argc && streq(argv[optind], "--"))
+		optind++;
+	if (optind >= argc)
+		return log_error("hold: expected a COMMAND to run while %s is held", profile), 2;
+	if (!reason) {
+		reason = strv_join(argv + optind, " ");
+		if (!reason)
+			return log_oom(), 2;
+	}
+
+	r = connect_or_explain(ctx, &bus);
+	if (r)
+		return r;
+	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "HoldProfile", &error, &reply, "ssb", profile, reason,
+			       isatty(STDIN_FILENO) > 0);
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "u", &cookie);
+	if (r < 0)
+		return call_failed("HoldProfile", &error, r);
+	log_debug("Holding profile %s (hold %u) while %s runs.", profile, cookie, argv[optind]);
+
+	pid = fork();
+	if (pid < 0)
+		return log_error_errno(-errno, "fork: %m"), 2;
+	if (pid == 0) {
+		/* The child must not share the bus connection: it never touches it, and exec closes it. */
+		execvp(argv[optind], argv + optind);
+		log_error_errno(-errno, "%s: %m", argv[optind]);
+		_exit(127);
+	}
+	/* Ctrl-C reaches COMMAND (the terminal's process group); wait for it to end, then release. */
+	(void)signal(SIGINT, SIG_IGN);
+	(void)signal(SIGQUIT, SIG_IGN);
+	while (waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			return log_error_errno(-errno, "waitpid: %m"), 2;
+
+	sd_bus_error_free(&error);
+	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "ReleaseProfile", &error, NULL, "u", cookie);
+	if (r < 0)
+		/* Revert() or an administrator may have ended it already: said, not an error of COMMAND's. */
+		log_warning("ReleaseProfile(%u): %s", cookie, error.message ?: strerror(-r));
+	if (WIFEXITED(status))
+		return WEXITSTATUS(status);
+	return 128 + WTERMSIG(status);
+}
+
+/*
  * A StateReasons entry about a setting the daemon could not apply
  * ("SETTING: unsupported|refused|pending-reboot: why"): its setting, or NULL.
  */
@@ -747,6 +836,7 @@ int online_dispatch(const CtlContext *ctx, int argc, char *argv[], bool *ret_han
 		{ "verify", verb_verify, true },
 		{ "set-profile", verb_set_profile, true },
 		{ "auto-profile", verb_auto_profile, true },
+		{ "hold", verb_hold, true },
 		{ "profiles", verb_profiles, false },
 		{ "layout", verb_layout, false },
 		{ "metrics", verb_metrics, false },

@@ -19,8 +19,9 @@
  * compared only when the layout was replaced (layout_generation).
  */
 static const char *const changed_properties[] = {
-	"State", "StateReasons", "ActiveProfile", "ActiveProfileReason", "ActiveProfileSource", "Settings", "IsolatedCpus", "HousekeepingCpus",
-	"RebootRequired", "PendingKernelCmdline", "KernelCapabilities", "DomainLayout", NULL,
+	"State", "StateReasons", "ActiveProfile", "ActiveProfileReason", "ActiveProfileSource", "ProfileHold",
+	"Settings", "IsolatedCpus", "HousekeepingCpus", "RebootRequired", "PendingKernelCmdline", "KernelCapabilities",
+	"DomainLayout", NULL,
 };
 
 /* --- text for the bus ----------------------------------------------------------- */
@@ -101,6 +102,15 @@ void manager_emit_applied(Manager *m, unsigned changes)
 	if (m->bus)
 		(void)sd_bus_emit_signal(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, "Applied", "su",
 					 m->profile ? m->profile->name : "", changes);
+}
+
+void manager_emit_profile_released(Manager *m, uint32_t cookie, const char *why)
+{
+	_cleanup_free_ char *text = bus_text(why);
+
+	if (m->bus)
+		(void)sd_bus_emit_signal(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, "ProfileReleased", "us",
+					 cookie, strempty(text));
 }
 
 /* --- systemd: AllowedCPUs= of the isolation slice ---------------------------------- */
@@ -270,6 +280,27 @@ GETTER(property_get_active_profile_source)
 	Manager *m = userdata;
 
 	return append_text(reply, m->profile ? m->profile_source : "");
+}
+
+/* (ussss): cookie (0: no hold), profile, holder, reason, source; empty strings without a hold. */
+GETTER(property_get_profile_hold)
+{
+	Manager *m = userdata;
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'r', "ussss");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(reply, "uss", m->hold_cookie, strempty(m->hold_profile), strempty(m->hold_holder));
+	if (r < 0)
+		return r;
+	r = append_text(reply, strempty(m->hold_reason));
+	if (r < 0)
+		return r;
+	r = append_text(reply, strempty(m->hold_source));
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
 }
 
 /*
@@ -671,9 +702,8 @@ static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_erro
 	return sd_bus_send(NULL, reply, NULL);
 }
 
-/* Apply the plan of @name and reply; the shared tail of SetProfile, Apply, Reload. */
-static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, const char *source,
-			    sd_bus_error *error)
+/* Apply the plan of @name (NULL: as chosen); the shared core of every method that applies. */
+static int switch_profile(Manager *m, const char *name, const char *source, sd_bus_error *error)
 {
 	_cleanup_(profile_freep) Profile *p = NULL;
 	_cleanup_(plan_freep) Plan *plan = NULL;
@@ -706,7 +736,29 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 		return reply_apply_error(error, r, "Apply failed and was rolled back", err);
 	manager_emit_applied(m, (unsigned)r);
 	(void)manager_arm_verify_timer(m);
+	return r;
+}
+
+/* switch_profile() and an empty reply: SetProfile, Apply, Reload. */
+static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, const char *source,
+			    sd_bus_error *error)
+{
+	int r = switch_profile(m, name, source, error);
+
+	if (r < 0)
+		return r;
 	return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* A choice other than the hold's while another client holds a profile: Busy, naming the hold. */
+static int held_by_other(Manager *m, sd_bus_message *msg, sd_bus_error *error)
+{
+	if (!m->hold_cookie || streq_ptr(m->hold_holder, sd_bus_message_get_sender(msg)))
+		return 0;
+	return bus_error_setf(error, BUS_ERROR_BUSY,
+			      "Profile %s is held by %s (%s, hold %u) until it calls ReleaseProfile() or leaves the bus; "
+			      "Revert() ends the hold.",
+			      m->hold_profile, m->hold_holder, strna(m->hold_reason), m->hold_cookie);
 }
 
 static int profile_name_error(sd_bus_error *error, const char *name)
@@ -733,6 +785,9 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
+	r = held_by_other(m, msg, error);
+	if (r < 0)
+		return r;
 
 	source = strprintf("SetProfile(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
 	if (!source)
@@ -767,6 +822,9 @@ static int persist_and_reply(Manager *m, sd_bus_message *msg, const char *name, 
 
 	if (m->applying)
 		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	r = held_by_other(m, msg, error);
+	if (r < 0)
+		return r;
 	if (name) {
 		r = manager_compute(m, name, &p, &settings, &plan, &err);
 		if (r < 0)
@@ -867,9 +925,138 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	if (m->applying)
 		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 	r = manager_revert(m, source);
+	if (r >= 0)
+		(void)manager_release_hold(m, source);   /* state off: nothing applied */
 	manager_emit_changed(m);
 	if (r < 0)
 		return reply_apply_error(error, r, "Revert failed", m->applier->error);
+	return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* The holder left the bus (it exited, crashed, or lost its connection): back to the choice without it. */
+static int on_holder_gone(sd_bus_track *track, void *userdata)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *why = strprintf("holder %s left the bus", strna(m->hold_holder));
+
+	(void)manager_release_hold(m, why ?: "holder left the bus");
+	manager_emit_changed(m);
+	return 0;
+}
+
+#define HOLD_REASON_MAX 200U
+
+/*
+ * HoldProfile(s profile, s reason, b interactive) -> u cookie: apply
+ * @profile and keep it above every other choice while the caller is on the
+ * bus (power-profiles-daemon's HoldProfile, for jobs and topotunectl trial).
+ * One hold at a time; its holder may call again to hold another profile
+ * (same cookie). Authorised as SetProfile.
+ */
+static int method_hold_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_(sd_bus_track_unrefp) sd_bus_track *track = NULL;
+	_cleanup_free_ char *source = NULL, *reason = NULL, *old_profile = NULL, *old_reason = NULL,
+			    *old_source = NULL, *holder = NULL;
+	const char *name, *why, *sender;
+	int interactive, r;
+
+	r = sd_bus_message_read(msg, "ssb", &name, &why, &interactive);
+	if (r < 0)
+		return r;
+	if (!profile_name_is_valid(name))
+		return profile_name_error(error, name);
+	r = bus_verify_polkit_async(m, msg, interactive, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
+	r = held_by_other(m, msg, error);
+	if (r < 0)
+		return r;
+	if (m->applying)
+		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	sender = sd_bus_message_get_sender(msg);
+	if (!sender)
+		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED,
+				      "A hold needs a bus that names its clients (a message bus, not a direct connection).");
+	reason = text_bounded(*why ? why : "no reason given", HOLD_REASON_MAX);
+	source = strprintf("HoldProfile(%s) by %s: %s", name, sender, strna(reason));
+	holder = strdup(sender);
+	if (!reason || !source || !holder)
+		return -ENOMEM;
+	if (!m->hold_cookie) {
+		/* Tracked before anything changes: a holder that cannot be followed gets no hold. */
+		r = sd_bus_track_new(m->bus, &track, on_holder_gone, m);
+		if (r >= 0)
+			r = sd_bus_track_add_sender(track, msg);
+		if (r < 0)
+			return bus_error_set_errnof(error, r, "Cannot follow %s on the bus: %s", sender, strerror(-r));
+	}
+
+	/* In place for manager_compute(); put back as it was when the switch fails. */
+	old_profile = TAKE_PTR(m->hold_profile);
+	old_reason = TAKE_PTR(m->hold_reason);
+	old_source = TAKE_PTR(m->hold_source);
+	m->hold_profile = strdup(name);
+	m->hold_reason = TAKE_PTR(reason);
+	m->hold_source = TAKE_PTR(source);
+	if (!m->hold_profile)
+		r = -ENOMEM;
+	else
+		r = switch_profile(m, NULL, m->hold_source, error);
+	if (r < 0) {
+		free(m->hold_profile);
+		free(m->hold_reason);
+		free(m->hold_source);
+		m->hold_profile = TAKE_PTR(old_profile);
+		m->hold_reason = TAKE_PTR(old_reason);
+		m->hold_source = TAKE_PTR(old_source);
+		return r;
+	}
+	if (!m->hold_cookie) {
+		m->hold_cookie = ++m->last_cookie ?: ++m->last_cookie;   /* never 0 */
+		m->hold_track = TAKE_PTR(track);
+		free(m->hold_holder);
+		m->hold_holder = TAKE_PTR(holder);
+	}
+	log_notice("Profile %s held (hold %u) by %s: %s", name, m->hold_cookie, m->hold_holder, m->hold_reason);
+	manager_emit_changed(m);
+	return sd_bus_reply_method_return(msg, "u", m->hold_cookie);
+}
+
+/*
+ * ReleaseProfile(u cookie): end the hold and apply what would be chosen
+ * without it. The holder may; anyone else needs the authorisation of
+ * SetProfile (an administrator ending someone's hold).
+ */
+static int method_release_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *why = NULL;
+	uint32_t cookie;
+	int r;
+
+	r = sd_bus_message_read(msg, "u", &cookie);
+	if (r < 0)
+		return r;
+	if (!m->hold_cookie || cookie != m->hold_cookie)
+		return bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "No hold with cookie %u%s.", cookie,
+				      m->hold_cookie ? " (another hold is in force)" : " (no hold is in force)");
+	if (!streq_ptr(m->hold_holder, sd_bus_message_get_sender(msg))) {
+		r = bus_verify_polkit_async(m, msg, false, error);
+		if (r <= 0)
+			return r < 0 ? r : 1;
+	}
+	if (m->applying)
+		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	why = strprintf("ReleaseProfile(%u) by %s", cookie, strna(sd_bus_message_get_sender(msg)));
+	if (!why)
+		return -ENOMEM;
+	r = manager_release_hold(m, why);
+	manager_emit_changed(m);
+	if (r < 0)
+		return reply_apply_error(error, r, "The hold ended, but applying the profile without it failed",
+					 m->applier->error);
 	return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -1141,6 +1328,8 @@ int manager_redispatch(Manager *m, sd_bus_message *msg)
 		{ "Revert", method_revert },
 		{ "Reload", method_reload },
 		{ "ReloadConfiguration", method_reload_configuration },
+		{ "HoldProfile", method_hold_profile },
+		{ "ReleaseProfile", method_release_profile },
 	};
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	int r = -EBADR;
@@ -1170,6 +1359,7 @@ static const sd_bus_vtable manager_vtable[] = {
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("ActiveProfileSource", "s", property_get_active_profile_source, 0,
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("ProfileHold", "(ussss)", property_get_profile_hold, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("WorkloadRules", "a(sss)", property_get_workload_rules, 0, 0),
 	SD_BUS_PROPERTY("CpuVendor", "s", property_get_cpu_vendor, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("CpuFamily", "u", property_get_cpu_family, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -1202,6 +1392,10 @@ static const sd_bus_vtable manager_vtable[] = {
 				 method_set_profile_persistent, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("AutoProfile", "b", SD_BUS_PARAM(interactive), "", , method_auto_profile,
 				 SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("HoldProfile", "ssb", SD_BUS_PARAM(profile) SD_BUS_PARAM(reason) SD_BUS_PARAM(interactive),
+				 "u", SD_BUS_PARAM(cookie), method_hold_profile, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("ReleaseProfile", "u", SD_BUS_PARAM(cookie), "", , method_release_profile,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("Plan", "s", SD_BUS_PARAM(profile), "a(ssss)s",
 				 SD_BUS_PARAM(steps) SD_BUS_PARAM(layout_text), method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("Verify", "", , "ba(sss)", SD_BUS_PARAM(ok) SD_BUS_PARAM(mismatches), method_verify,
@@ -1213,6 +1407,7 @@ static const sd_bus_vtable manager_vtable[] = {
 
 	SD_BUS_SIGNAL_WITH_NAMES("Applied", "su", SD_BUS_PARAM(profile) SD_BUS_PARAM(changes), 0),
 	SD_BUS_SIGNAL_WITH_NAMES("Drift", "sss", SD_BUS_PARAM(setting) SD_BUS_PARAM(want) SD_BUS_PARAM(got), 0),
+	SD_BUS_SIGNAL_WITH_NAMES("ProfileReleased", "us", SD_BUS_PARAM(cookie) SD_BUS_PARAM(why), 0),
 
 	SD_BUS_VTABLE_END
 };

@@ -162,13 +162,13 @@ static bool workload_decide(Manager *m)
 	return true;
 }
 
-/* Apply what the workload decision wants, unless SetProfile() chose explicitly. */
+/* Apply what the workload decision wants, unless a hold or SetProfile() chose explicitly. */
 static void workload_switch(Manager *m)
 {
 	_cleanup_free_ char *source = NULL, *err = NULL;
 	int r;
 
-	if (m->profile_override || m->state == MANAGER_OFF) {
+	if (m->hold_profile || m->profile_override || m->state == MANAGER_OFF) {
 		manager_emit_changed(m);   /* StateReasons names the rule all the same */
 		return;
 	}

@@ -39,6 +39,7 @@ Manager *manager_free(Manager *m)
 	free(m->metrics_written);
 	manager_events_done(m);
 	manager_auth_cancel(m);
+	manager_hold_clear(m);
 	sd_bus_flush_close_unref(m->bus);
 	sd_event_unref(m->event);
 	applier_free(m->applier);
@@ -206,7 +207,9 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 {
 	int r;
 
-	/* SetProfile() beats a workload rule, which beats the configuration. */
+	/* A hold beats SetProfile(), which beats a workload rule, which beats the configuration. */
+	if (!name)
+		name = m->hold_profile;
 	if (!name)
 		name = m->profile_override;
 	if (!name)
@@ -456,8 +459,11 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 	m->plan_error = mfree_str(m->plan_error);
 	free(m->profile_reason);
 	free(m->profile_source);
-	/* Mirrors manager_compute()'s choice: explicit, then workload, then configuration. */
-	if (name || m->profile_override) {
+	/* Mirrors manager_compute()'s choice: explicit, hold, SetProfile(), workload, configuration. */
+	if (!name && m->hold_profile) {
+		m->profile_reason = strdup("hold");
+		m->profile_source = strdup(strempty(m->hold_source));
+	} else if (name || m->profile_override) {
 		m->profile_reason = strdup("manual");
 		m->profile_source = strdup(name ? strempty(source) : strempty(m->override_source));
 	} else if (m->workload_profile) {
@@ -513,6 +519,40 @@ int manager_revert(Manager *m, const char *source)
 	load_live_layout(m);
 	notify_status(m);
 	return 0;
+}
+
+void manager_hold_clear(Manager *m)
+{
+	m->hold_track = sd_bus_track_unref(m->hold_track);
+	m->hold_profile = mfree_str(m->hold_profile);
+	m->hold_holder = mfree_str(m->hold_holder);
+	m->hold_reason = mfree_str(m->hold_reason);
+	m->hold_source = mfree_str(m->hold_source);
+	m->hold_cookie = 0;
+}
+
+int manager_release_hold(Manager *m, const char *why)
+{
+	_cleanup_free_ char *profile = TAKE_PTR(m->hold_profile), *err = NULL;
+	uint32_t cookie = m->hold_cookie;
+	int r;
+
+	if (!cookie)
+		return 0;
+	manager_hold_clear(m);
+	manager_emit_profile_released(m, cookie, why);
+	if (m->state == MANAGER_OFF) {
+		log_info("Profile hold %u on %s ended (%s); everything was reverted, nothing applied.", cookie,
+			 strna(profile), why);
+		return 0;
+	}
+	r = manager_switch(m, NULL, why, &err);
+	if (r < 0)
+		return log_error_errno(r, "Profile hold %u on %s ended (%s); applying the profile without it failed: %s",
+				       cookie, strna(profile), why, err ?: strerror(-r));
+	log_notice("Profile hold %u on %s ended (%s); back to profile %s (%s).", cookie, strna(profile), why,
+		   m->profile ? m->profile->name : "?", strna(m->profile_reason));
+	return r;
 }
 
 int manager_recover(Manager *m)

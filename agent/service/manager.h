@@ -57,7 +57,7 @@ typedef enum ManagerState {
 typedef struct AuthQuery AuthQuery;
 
 /* The properties manager_emit_changed() announces (manager-bus.c). */
-#define MANAGER_CHANGED_PROPERTIES_MAX 12
+#define MANAGER_CHANGED_PROPERTIES_MAX 13
 
 typedef struct Manager {
 	/*
@@ -83,6 +83,20 @@ typedef struct Manager {
 	bool metrics_failed;         /* the last write failed: logged once, not at every interval */
 
 	Session session;             /* root fds, identity, topology, kernel, configuration */
+
+	/*
+	 * HoldProfile(): at most one hold, above every other choice (SetProfile(),
+	 * workload rules, the configuration) until ReleaseProfile(), Revert(), or
+	 * its holder leaving the bus (sd_bus_track). Never persisted: a restart
+	 * forgets it, and the configured profile is applied.
+	 */
+	uint32_t hold_cookie;        /* 0: no hold */
+	uint32_t last_cookie;
+	char *hold_profile;
+	char *hold_holder;           /* the holder's unique bus name */
+	char *hold_reason;           /* the holder's words, bounded and escaped */
+	char *hold_source;           /* ActiveProfileSource while held: "HoldProfile(P) by :1.9: REASON" */
+	sd_bus_track *hold_track;
 
 	char *profile_override;      /* SetProfile(): wins over the configuration until reload or restart */
 	char *override_source;       /* "SetProfile() by :1.42" */
@@ -154,6 +168,13 @@ char *manager_unsupported(const Manager *m, const Plan *plan);
 /* Apply the plan of @name (NULL: selected); takes effect only on success. */
 int manager_switch(Manager *m, const char *name, const char *source, char **ret_error);
 int manager_revert(Manager *m, const char *source);
+/* Forget the hold (no journal, no apply): its fields freed, its tracking ended. */
+void manager_hold_clear(Manager *m);
+/*
+ * End the hold (@why for the journal and ProfileReleased) and, unless
+ * everything was reverted, apply what would be chosen without it.
+ */
+int manager_release_hold(Manager *m, const char *why);
 int manager_recover(Manager *m);
 void manager_verify_now(Manager *m);
 int manager_arm_verify_timer(Manager *m);
@@ -216,6 +237,7 @@ void manager_emit_changed(Manager *m);
 void manager_note_properties(Manager *m);
 void manager_emit_drift(Manager *m, const char *setting, const char *want, const char *got);
 void manager_emit_applied(Manager *m, unsigned changes);
+void manager_emit_profile_released(Manager *m, uint32_t cookie, const char *why);
 void manager_emit_topology(Manager *m);
 int manager_set_allowed_cpus(void *userdata, const char *unit, const char *cpulist);
 int manager_set_unit_active(void *userdata, const char *unit, bool active);

@@ -78,6 +78,13 @@ int main(void)
 	check(strv_split("  a b\tc \n", WHITESPACE, &l) == 0);
 	check_int(strv_length(l), 3);
 	check_str(l[2], "c");
+	{
+		_cleanup_free_ char *j = strv_join(l, " -- "), *none = strv_join(NULL, ","), *one = strv_join(l + 2, ",");
+
+		check_str(j, "a -- b -- c");
+		check_str(none, "");
+		check_str(one, "c");
+	}
 
 	for (size_t k = 0; k < ELEMENTSOF(utf8); k++) {
 		_cleanup_free_ char *e = utf8_escape_invalid(utf8[k].text);
