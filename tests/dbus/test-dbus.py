@@ -1371,6 +1371,127 @@ try:
           and "sched_relax_domain_level" in e[1], str(e))
     stop_daemon(d)
 
+    # ======================= HoldProfile / ReleaseProfile ================================
+    # A holder is a separate client: it holds on command and may be killed (its connection drops).
+    HOLDER = r"""
+import sys, dbus
+m = dbus.Interface(dbus.bus.BusConnection(sys.argv[1]).get_object("org.topotune1", "/org/topotune1"),
+                   "org.topotune1.Manager")
+for line in sys.stdin:
+    cmd, *a = line.split()
+    try:
+        r = m.HoldProfile(a[0], " ".join(a[1:]), False) if cmd == "hold" else m.ReleaseProfile(dbus.UInt32(int(a[0])))
+        print("ok", "" if r is None else int(r), flush=True)
+    except dbus.exceptions.DBusException as e:
+        print("error", e.get_dbus_name(), e.get_dbus_message(), flush=True)
+"""
+    hlog = os.path.join(base, "hold-d.log")
+    hold_pre = snapshot(main)
+    d, ok = start_daemon(main, hlog)
+    hold_orig = snapshot(main)
+
+    def holder():
+        return subprocess.Popen(["/usr/bin/python3", "-c", HOLDER, ADDR], stdin=subprocess.PIPE,
+                                stdout=subprocess.PIPE, text=True)
+
+    def say(h, line):
+        h.stdin.write(line + "\n")
+        h.stdin.flush()
+        return h.stdout.readline().split(None, 2)
+
+    def wait_for(cond, timeout=10):
+        for _ in range(int(timeout / 0.05)):
+            if cond():
+                return True
+            time.sleep(0.05)
+        return False
+
+    h = holder()
+    mark = len(log_text(monitor_log))
+    rep = say(h, "hold latency trial round 1")
+    hold = prop("ProfileHold")
+    check("HoldProfile(latency): cookie, applied, ActiveProfileReason hold, ProfileHold names the holder and reason",
+          rep[0] == "ok" and int(rep[1]) > 0 and str(prop("ActiveProfile")) == "latency"
+          and str(prop("ActiveProfileReason")) == "hold" and rd(main, RELAX) == "3" and int(hold[0]) == int(rep[1])
+          and str(hold[1]) == "latency" and str(hold[2]).startswith(":") and str(hold[3]) == "trial round 1"
+          and str(prop("ActiveProfileSource")).startswith("HoldProfile(latency) by :"), f"{rep} {hold}")
+    cookie = rep[1] if rep[0] == "ok" else "0"
+    e = call_error(mgr().SetProfile, "hpc", False)
+    check("... SetProfile by another client while held -> Busy naming the hold, nothing changed",
+          e[0] == "org.topotune1.Error.Busy" and "held by :" in e[1] and str(prop("ActiveProfile")) == "latency", str(e))
+    e = call_error(mgr().HoldProfile, "hpc", "mine", False)
+    check("... HoldProfile by another client -> Busy", e[0] == "org.topotune1.Error.Busy", str(e))
+    e = call_error(mgr().AutoProfile, False)
+    check("... AutoProfile -> Busy", e[0] == "org.topotune1.Error.Busy", str(e))
+    rep = say(h, "hold throughput trial round 2")
+    check("... the holder switches its hold: same cookie, the new profile applied",
+          rep == ["ok", cookie] and str(prop("ActiveProfile")) == "throughput" and rd(main, SMT) == "1"
+          and str(prop("ProfileHold")[3]) == "trial round 2", f"{rep} {prop('ProfileHold')}")
+    rep = say(h, "hold nosuchprofile x")
+    check("... a hold on a missing profile -> NoSuchProfile, the hold in force stays",
+          rep[:2] == ["error", "org.topotune1.Error.NoSuchProfile"] and str(prop("ActiveProfile")) == "throughput"
+          and int(prop("ProfileHold")[0]) == int(cookie), str(rep))
+    rep = say(h, "release 999999")
+    check("... ReleaseProfile(wrong cookie) -> InvalidArgs", rep[:2] == ["error", "org.freedesktop.DBus.Error.InvalidArgs"],
+          str(rep))
+    rep = say(h, f"release {cookie}")
+    time.sleep(0.3)
+    mon = log_text(monitor_log)[mark:]
+    check("ReleaseProfile by the holder: the configured profile back (throughput, configured), ProfileReleased sent",
+          rep[0] == "ok" and int(prop("ProfileHold")[0]) == 0 and str(prop("ActiveProfileReason")) == "configured"
+          and "Member=ProfileReleased" in mon and not snap_diff(hold_orig, snapshot(main)),
+          f"{rep} {prop('ProfileHold')} {snap_diff(hold_orig, snapshot(main))}")
+
+    # The holder dies: the hold ends, the journal says why, the machine is as before.
+    rep = say(h, "hold latency killed mid-trial")
+    held = str(prop("ActiveProfile")) == "latency"
+    h.kill()
+    h.wait()
+    back = wait_for(lambda: int(prop("ProfileHold")[0]) == 0 and str(prop("ActiveProfile")) == "throughput")
+    check("the holder killed (kill -9): its hold ends when it leaves the bus, the profile before is back byte-exact",
+          rep[0] == "ok" and held and back and not snap_diff(hold_orig, snapshot(main))
+          and re.search(r"Profile hold \d+ on latency ended \(holder :\S+ left the bus\); back to profile throughput",
+                        log_text(hlog)), f"{rep} held={held} back={back} {log_text(hlog)[-400:]}")
+
+    # A runtime SetProfile() choice made before the hold is what comes back.
+    mgr().SetProfile("hpc", False)
+    h = holder()
+    rep = say(h, "hold latency over hpc")
+    h.stdin.close()
+    h.wait()
+    back = wait_for(lambda: int(prop("ProfileHold")[0]) == 0)
+    check("a hold over SetProfile(hpc): after it, hpc again (reason manual)",
+          rep[0] == "ok" and back and str(prop("ActiveProfile")) == "hpc"
+          and str(prop("ActiveProfileReason")) == "manual", f"{rep} {prop('ActiveProfile')}")
+    mgr().AutoProfile(False)
+
+    # Revert ends a hold; nothing is applied when it ends.
+    h = holder()
+    rep = say(h, "hold latency reverted")
+    e = call_error(mgr().Revert, False)
+    check("Revert while held: everything restored, the hold ended, state off",
+          rep[0] == "ok" and e[0] is None and int(prop("ProfileHold")[0]) == 0 and str(prop("State")) == "off"
+          and not snap_diff(hold_pre, snapshot(main)), f"{rep} {e} {snap_diff(hold_pre, snapshot(main))}")
+    h.stdin.close()
+    h.wait()
+    mgr().Apply(False)
+
+    # topotunectl hold: the profile while COMMAND runs, released after; COMMAND's exit status.
+    rc, out = ctl("hold", "--reason", "ci job", "latency", "--", "sh", "-c",
+                  f"cat {os.path.join(main, RELAX)}; exit 3")
+    check("topotunectl hold latency -- COMMAND: COMMAND sees latency's values, exit status its own, released after",
+          rc == 3 and out.strip() == "3" and int(prop("ProfileHold")[0]) == 0
+          and str(prop("ActiveProfile")) == "throughput" and not snap_diff(hold_orig, snapshot(main)),
+          f"rc={rc} {out} {prop('ActiveProfile')}")
+    rc, out = ctl("hold", "nosuch", "--", "true")
+    check("topotunectl hold on a missing profile: exit 2, COMMAND not run", rc == 2 and "NoSuchProfile" in out, out)
+    rc, out = ctl("hold", "latency", "--", "true", user="nobody")
+    check("topotunectl hold as an unprivileged user without polkit: refused, exit 2",
+          rc == 2 and "AccessDenied" in out and int(prop("ProfileHold")[0]) == 0, out)
+    stop_daemon(d)
+    check("stop after the holds: every original byte-exact", not snap_diff(hold_pre, snapshot(main)),
+          str(snap_diff(hold_pre, snapshot(main))))
+
     # ======================= units/org.topotune1.conf on a system-bus policy ============
     if os.path.exists("/usr/share/dbus-1/system.conf"):
         with open("/usr/share/dbus-1/system.conf") as f:
@@ -1413,6 +1534,23 @@ try:
               ok_reads and rc_apply != 0 and "Denied Apply" in log_text(os.path.join(base, "policy-d.log"))
               and rc_set != 0 and r.returncode != 0 and "Permission denied" in r.stderr,
               f"reads={ok_reads} apply={rc_apply} {out_apply} set={rc_set} own={r.returncode} {r.stderr[-200:]}")
+        # Every method of the interface reaches topotuned for an unprivileged caller (topotuned or
+        # polkit decides); the bus rejecting one ("Rejected send message") is a policy gap.
+        _, intro = nb("introspect", "--xml-interface", NAME, PATH)
+        methods = re.findall(r'<method name="(\w+)"', intro.split('<interface name="org.topotune1.Manager">')[-1]
+                             .split("</interface>")[0])
+        probe = ("import sys, dbus\n"
+                 "b = dbus.bus.BusConnection(sys.argv[1])\n"
+                 "for mm in sys.argv[2:]:\n"
+                 "    try:\n"
+                 "        b.call_blocking('org.topotune1', '/org/topotune1', 'org.topotune1.Manager', mm, '', ())\n"
+                 "    except dbus.exceptions.DBusException as e:\n"
+                 "        print(mm, e.get_dbus_name(), e.get_dbus_message().replace(chr(10), ' '))\n")
+        r = subprocess.run(["setpriv", "--reuid=65534", "--regid=65534", "--clear-groups", "/usr/bin/python3", "-c",
+                            probe, paddr] + methods, capture_output=True, text=True, timeout=60)
+        rejected = [line.split()[0] for line in r.stdout.splitlines() if "Rejected send message" in line]
+        check(f"units/org.topotune1.conf lets all {len(methods)} methods reach topotuned (none rejected by the bus)",
+              len(methods) >= 14 and not rejected, f"{methods} rejected: {rejected}")
         stop_daemon(pd)
         pol.terminate()
         pol.wait()
