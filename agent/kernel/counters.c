@@ -148,6 +148,40 @@ int kernel_counters_parse_smt_buddy(KernelCounters *c, const char *text)
 	return 0;
 }
 
+/* /proc/softirqs: a header of CPU names, then "NAME: n n ..." per softirq; SCHED summed. */
+int kernel_counters_parse_softirqs(KernelCounters *c, const char *text)
+{
+	_cleanup_strv_free_ char **lines = NULL;
+	int r;
+
+	assert(c && text);
+
+	r = strv_split(text, "\n", &lines);
+	if (r < 0)
+		return r;
+	STRV_FOREACH(line, lines) {
+		_cleanup_strv_free_ char **w = NULL;
+		uint64_t sum = 0, v;
+
+		r = strv_split(*line, WHITESPACE, &w);
+		if (r < 0)
+			return r;
+		if (!w[0] || !streq(w[0], "SCHED:"))
+			continue;
+		if (!w[1])
+			return -EBADMSG;
+		for (size_t k = 1; w[k]; k++) {
+			if (parse_u64(w[k], &v) < 0 || v > UINT64_MAX - sum)
+				return -EBADMSG;
+			sum += v;
+		}
+		c->have_sched_softirqs = true;
+		c->sched_softirqs = sum;
+		return 0;
+	}
+	return 0;
+}
+
 int kernel_counters_load(int root_fd, KernelCounters **ret)
 {
 	_cleanup_(kernel_counters_freep) KernelCounters *c = NULL;
@@ -170,6 +204,14 @@ int kernel_counters_load(int root_fd, KernelCounters **ret)
 	r = read_file_at(root_fd, "proc/sched_smt_buddy_stat", READ_FILE_MAX, &text, NULL);
 	if (r >= 0)
 		r = kernel_counters_parse_smt_buddy(c, text);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	free(text);
+	text = NULL;
+
+	r = read_file_at(root_fd, "proc/softirqs", READ_FILE_MAX, &text, NULL);
+	if (r >= 0)
+		r = kernel_counters_parse_softirqs(c, text);
 	if (r < 0 && r != -ENOENT)
 		return r;
 
@@ -223,6 +265,11 @@ static const struct {
 	{ "newidle_stopped", "Newidle balancing passes stopped at a NUMA domain (SMT_BUDDY_ASSIST's newidle restriction), summed over CPUs" },
 };
 
+const char *kernel_counters_smt_buddy_field(size_t i)
+{
+	return i < ELEMENTSOF(buddy_fields) ? buddy_fields[i].name : NULL;
+}
+
 static void domain_sample(StrBuf *b, const char *name, const DomainCounters *d, const char *idle, uint64_t v)
 {
 	char index[16];
@@ -271,6 +318,11 @@ void kernel_counters_metrics(const KernelCounters *c, StrBuf *b)
 		}
 	}
 
+	if (c->have_sched_softirqs) {
+		prom_family(b, "topotune_softirqs_sched_total", "counter",
+			    "SCHED softirqs (load balancing) raised, summed over CPUs (/proc/softirqs)");
+		prom_sample(b, "topotune_softirqs_sched_total", NULL, c->sched_softirqs);
+	}
 	prom_family(b, "topotune_smt_buddy_stat_version", "gauge",
 		    "Version of /proc/sched_smt_buddy_stat of the topotune kernel series (0: absent)");
 	prom_sample(b, "topotune_smt_buddy_stat_version", NULL, (unsigned)MAX(c->smt_buddy_version, 0));

@@ -12,12 +12,29 @@
  * Prometheus metrics: /proc/schedstat's load-balance counters (version 17,
  * Documentation/scheduler/sched-stats.rst) summed over CPUs per domain, and
  * the series' SMT_BUDDY_ASSIST counters in /proc/sched_smt_buddy_stat
- * (version 1: "cpuN pushed push_failed refused newidle_stopped"), summed.
+ * (version 1: "cpuN pushed push_failed refused newidle_stopped"), summed,
+ * and the SCHED softirqs of /proc/softirqs (the load balancer's), summed.
  */
 
 /* The 45 fields of a version 17 domain line. */
 #define SCHEDSTAT_DOMAIN_FIELDS 45
 #define SMT_BUDDY_STAT_FIELDS 4
+
+/*
+ * Indices into DomainCounters.v: per idle type t (0 busy, 1 idle, 2 newly
+ * idle) the 11 sched_balance_rq() fields start at t * SCHEDSTAT_LB_FIELDS;
+ * the others are sched-stats.rst's field number - 1.
+ */
+#define SCHEDSTAT_IDLE_TYPES 3
+#define SCHEDSTAT_LB_FIELDS 11
+#define SCHEDSTAT_LB_COUNT 0
+#define SCHEDSTAT_LB_FAILED 2
+#define SCHEDSTAT_LB_GAINED 7
+#define SCHEDSTAT_ALB_PUSHED 35
+#define SCHEDSTAT_TTWU_MOVE_AFFINE 43
+
+/* The name of /proc/sched_smt_buddy_stat's field @i ("pushed", ...), as the metrics name it. */
+const char *kernel_counters_smt_buddy_field(size_t i) _const_;
 
 typedef struct DomainCounters {
 	unsigned index;          /* N of "domainN": its position in each CPU's list */
@@ -34,6 +51,8 @@ typedef struct KernelCounters {
 	int smt_buddy_version;   /* 0: no /proc/sched_smt_buddy_stat */
 	unsigned smt_buddy_cpus;
 	uint64_t smt_buddy[SMT_BUDDY_STAT_FIELDS];
+	bool have_sched_softirqs;  /* /proc/softirqs has a SCHED line */
+	uint64_t sched_softirqs;
 } KernelCounters;
 
 KernelCounters *kernel_counters_free(KernelCounters *c);
@@ -42,8 +61,9 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(KernelCounters *, kernel_counters_free);
 /* Pure parsers over the files' text, for tests and fuzzing; -EBADMSG on a malformed line. */
 int kernel_counters_parse_schedstat(KernelCounters *c, const char *text);
 int kernel_counters_parse_smt_buddy(KernelCounters *c, const char *text);
+int kernel_counters_parse_softirqs(KernelCounters *c, const char *text);
 
-/* Read what of the three files is there below @root_fd; a missing file is not an error. */
+/* Read what of the four files is there below @root_fd; a missing file is not an error. */
 int kernel_counters_load(int root_fd, KernelCounters **ret);
 
 /* The metric families (HELP, TYPE, samples) of @c. */

@@ -99,6 +99,25 @@ static void test_smt_buddy(void)
 	check_int(c.smt_buddy_cpus, 0);
 }
 
+static void test_softirqs(void)
+{
+	KernelCounters c = {};
+
+	check(kernel_counters_parse_softirqs(&c, "                    CPU0       CPU1\n"
+					     "          HI:          0          1\n"
+					     "       SCHED:     120345       7001\n"
+					     "     HRTIMER:          0          0\n") == 0);
+	check(c.have_sched_softirqs);
+	check_int(c.sched_softirqs, 127346);
+	c = (KernelCounters) {};
+	check(kernel_counters_parse_softirqs(&c, "    CPU0\n   HI: 1\n") == 0);
+	check(!c.have_sched_softirqs);
+	c = (KernelCounters) {};
+	check(kernel_counters_parse_softirqs(&c, "    CPU0\n   SCHED: 1 x\n") == -EBADMSG);
+	c = (KernelCounters) {};
+	check(kernel_counters_parse_softirqs(&c, "SCHED: 18446744073709551615 1\n") == -EBADMSG);
+}
+
 static void test_metrics_text(void)
 {
 	_cleanup_free_ char *d0 = domain_line(2, "MC", "0000000f", 1), *text = NULL;
@@ -130,6 +149,7 @@ int main(void)
 	test_schedstat_other_versions();
 	test_schedstat_bad();
 	test_smt_buddy();
+	test_softirqs();
 	test_metrics_text();
 	return test_end("test-counters");
 }
