@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Streaming JSON output with string escaping. */
 #include <assert.h>
+#include <math.h>
 
 #include "json.h"
 
@@ -138,6 +139,22 @@ void json_int(JsonWriter *w, long long v)
 
 	value_prefix(w);
 	fprintf(w->f, "%lld", v);
+}
+
+void json_double(JsonWriter *w, double v)
+{
+	char buf[32];
+
+	assert(w);
+
+	if (!isfinite(v)) {
+		json_null(w);
+		return;
+	}
+	/* %.17g round-trips; without '.', 'e' or 'n' it is an integer, valid JSON too. */
+	snprintf(buf, sizeof(buf), "%.17g", v);
+	value_prefix(w);
+	fputs(buf, w->f);
 }
 
 void json_bool(JsonWriter *w, bool v)

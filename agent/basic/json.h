@@ -26,6 +26,8 @@ void json_end_array(JsonWriter *w);
 void json_key(JsonWriter *w, const char *key);
 void json_string(JsonWriter *w, const char *s);   /* NULL writes null */
 void json_int(JsonWriter *w, long long v);
+/* A finite double with 17 significant digits (round-trips); null for NaN and infinities. */
+void json_double(JsonWriter *w, double v);
 void json_bool(JsonWriter *w, bool v);
 void json_null(JsonWriter *w);
 void json_finish(JsonWriter *w);

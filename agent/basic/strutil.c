@@ -239,6 +239,18 @@ bool strv_contains(char *const *l, const char *s)
 	return false;
 }
 
+char **strv_copy(char *const *l)
+{
+	_cleanup_strv_free_ char **c = calloc(1, sizeof(char *));
+
+	if (!c)
+		return NULL;
+	for (size_t i = 0; l && l[i]; i++)
+		if (strv_extend(&c, l[i]) < 0)
+			return NULL;
+	return TAKE_PTR(c);
+}
+
 char *strv_join(char *const *l, const char *sep)
 {
 	StrBuf b = {};

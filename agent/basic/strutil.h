@@ -42,6 +42,8 @@ int strv_extend(char ***l, const char *value);
 bool strv_contains(char *const *l, const char *s);
 /* Split at any of @sep, skipping empty words. */
 int strv_split(const char *s, const char *sep, char ***ret);
+/* A deep copy of @l (NULL: an empty list); NULL: out of memory. */
+char **strv_copy(char *const *l);
 /* The strings of @l with @sep between them ("" for none); NULL: out of memory. */
 char *strv_join(char *const *l, const char *sep);
 #define STRV_FOREACH(s, l) for (char *const *s = (l); s && *s; s++)

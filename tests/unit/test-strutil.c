@@ -85,6 +85,13 @@ int main(void)
 		check_str(none, "");
 		check_str(one, "c");
 	}
+	{
+		_cleanup_strv_free_ char **c = strv_copy(l), **e = strv_copy(NULL);
+
+		check_int(strv_length(c), 3);
+		check(c && c[0] != l[0] && streq(c[2], "c"));
+		check(e && !e[0]);
+	}
 
 	for (size_t k = 0; k < ELEMENTSOF(utf8); k++) {
 		_cleanup_free_ char *e = utf8_escape_invalid(utf8[k].text);
