@@ -19,8 +19,7 @@
 #include "strutil.h"
 #include "topology-print.h"
 
-/* Discover (and configure), logging what fails. */
-static int session_open(const CtlContext *ctx, Session *s, bool want_config)
+int ctl_session_open(const CtlContext *ctx, Session *s, bool want_config)
 {
 	_cleanup_free_ char *err = NULL;
 	SessionKernel kernel = streq(ctx->kernel, "patched") ? SESSION_KERNEL_PATCHED :
@@ -81,7 +80,7 @@ static int verb_topology(const CtlContext *ctx, int argc, char *argv[])
 
 	if (parse_json_option(argc, argv, &json) < 0)
 		return 2;
-	if (session_open(ctx, &s, false) < 0)
+	if (ctl_session_open(ctx, &s, false) < 0)
 		return 2;
 	if (json) {
 		JsonWriter w;
@@ -107,7 +106,7 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 
 	if (parse_json_option(argc, argv, &json) < 0)
 		return 2;
-	if (session_open(ctx, &s, true) < 0)
+	if (ctl_session_open(ctx, &s, true) < 0)
 		return 2;
 	r = profile_list(s.config_fd, &list, &n, &err);
 	if (r < 0) {
@@ -159,7 +158,7 @@ static int compute(const CtlContext *ctx, Session *s, const char *profile, Plan 
 	_cleanup_free_ char *err = NULL;
 	int r;
 
-	if (session_open(ctx, s, true) < 0)
+	if (ctl_session_open(ctx, s, true) < 0)
 		return -EINVAL;
 	r = session_compute(s, profile, &p, &settings, ret, &err);
 	if (r < 0)
@@ -344,29 +343,58 @@ static void layout_json(const Plan *p, const Topology *t, int cpu_only)
  * the model predicts for the kernel's current settings. Exit 0 equal, 1
  * different, 2 error.
  */
+/*
+ * The kernel's layout against the prediction for its current settings: the
+ * number of differences (the first @max in *ret_diffs), or a logged error.
+ */
+static int compare_compute(const CtlContext *ctx, Session *s, size_t max, Plan **ret_plan, LiveLayout **ret_live,
+			   char ***ret_diffs)
+{
+	/* Every setting's mode 0 is "keep" (housekeeping_smt's whole-cores then has nothing to shape). */
+	ProfileSettings keep = {};
+	PlanInput in;
+	int r, n;
+
+	if (ctl_session_open(ctx, s, false) < 0)
+		return -EINVAL;
+	in = (PlanInput) { &s->identity, s->topology, &s->caps, &keep, "current kernel settings" };
+	r = plan_compute(&in, ret_plan);
+	if (r < 0)
+		return log_error_errno(r, "Failed to predict the layout: %m");
+	r = live_layout_load(s->root_fd, ret_live);
+	if (r < 0)
+		return log_error_errno(r, "Failed to read %s/proc/schedstat: %m", streq(ctx->root, "/") ? "" : ctx->root);
+	n = domains_compare((*ret_plan)->layout, *ret_live, max, ret_diffs);
+	if (n < 0)
+		return log_error_errno(n, "Failed to compare layouts: %m");
+	return n;
+}
+
+int ctl_layout_differences(const CtlContext *ctx, char **ret_first)
+{
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_(live_layout_freep) LiveLayout *live = NULL;
+	_cleanup_strv_free_ char **diffs = NULL;
+	int n;
+
+	n = compare_compute(ctx, &s, 1, &plan, &live, &diffs);
+	if (n > 0 && ret_first && diffs && diffs[0])
+		*ret_first = strdup(diffs[0]);
+	return n;
+}
+
 static int layout_compare(const CtlContext *ctx, bool json)
 {
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_(live_layout_freep) LiveLayout *live = NULL;
 	_cleanup_strv_free_ char **diffs = NULL;
-	/* Every setting's mode 0 is "keep" (housekeeping_smt's whole-cores then has nothing to shape). */
-	ProfileSettings keep = {};
-	PlanInput in;
-	int r, n;
+	int n;
 
-	if (session_open(ctx, &s, false) < 0)
-		return 2;
-	in = (PlanInput) { &s.identity, s.topology, &s.caps, &keep, "current kernel settings" };
-	r = plan_compute(&in, &plan);
-	if (r < 0)
-		return log_error_errno(r, "Failed to predict the layout: %m"), 2;
-	r = live_layout_load(s.root_fd, &live);
-	if (r < 0)
-		return log_error_errno(r, "Failed to read %s/proc/schedstat: %m", streq(ctx->root, "/") ? "" : ctx->root), 2;
-	n = domains_compare(plan->layout, live, 40, &diffs);
+	n = compare_compute(ctx, &s, 40, &plan, &live, &diffs);
 	if (n < 0)
-		return log_error_errno(n, "Failed to compare layouts: %m"), 2;
+		return 2;
 	if (json) {
 		JsonWriter w;
 
@@ -557,7 +585,7 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 		log_error("explain: unknown setting '%s': expected %s", argv[optind], names);
 		return 2;
 	}
-	if (session_open(ctx, &s, true) < 0)
+	if (ctl_session_open(ctx, &s, true) < 0)
 		return 2;
 	r = session_compute(&s, NULL, &p, &settings, &plan, &err);
 	if (r < 0)

@@ -36,6 +36,19 @@ int parse_cpu_arg(const char *s, unsigned *ret);
  */
 int parse_json_option(int argc, char *argv[], bool *json);
 
+typedef struct Session Session;
+/* Discover the machine below ctx->root (and, @want_config, load the configuration); logs failures. */
+int ctl_session_open(const CtlContext *ctx, Session *s, bool want_config);
+/*
+ * layout --compare's count: the kernel's scheduler domains against the
+ * prediction for its current settings (0: they match; *ret_first: the first
+ * difference), or a negative errno, logged.
+ */
+int ctl_layout_differences(const CtlContext *ctx, char **ret_first);
+
+/* trial.c: topotunectl trial */
+int verb_trial(const CtlContext *ctx, int argc, char *argv[]);
+
 /* check.c: topotunectl check [--as PATH] [FILE...] */
 int verb_check(const CtlContext *ctx, int argc, char *argv[]);
 

@@ -19,9 +19,9 @@
 #include "planner.h"
 #include "strutil.h"
 
-#define DEST "org.topotune1"
-#define PATH "/org/topotune1"
-#define IFACE "org.topotune1.Manager"
+#define DEST ONLINE_DEST
+#define PATH ONLINE_PATH
+#define IFACE ONLINE_IFACE
 
 static int bus_open(const CtlContext *ctx, sd_bus **ret)
 {
@@ -55,8 +55,7 @@ static int bus_open(const CtlContext *ctx, sd_bus **ret)
 	return 0;
 }
 
-/* Connect or explain why not; returns 0 or the exit status 2. */
-static int connect_or_explain(const CtlContext *ctx, sd_bus **ret)
+int online_connect(const CtlContext *ctx, sd_bus **ret)
 {
 	int r = bus_open(ctx, ret);
 
@@ -78,7 +77,7 @@ bool online_daemon_available(const CtlContext *ctx)
 	return bus_open(ctx, &bus) >= 0;
 }
 
-static int call_failed(const char *what, const sd_bus_error *e, int r)
+int online_call_failed(const char *what, const sd_bus_error *e, int r)
 {
 	if (sd_bus_error_is_set(e))
 		log_error("%s failed: %s (%s)", what, e->message ?: "", e->name);
@@ -190,13 +189,13 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 
 	if (parse_json_option(argc, argv, &json) < 0)
 		return 2;
-	r = connect_or_explain(ctx, &bus);
+	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
 
 	state = get_string(bus, "State");
 	if (!state)
-		return call_failed("Reading State", &error, -EIO);
+		return online_call_failed("Reading State", &error, -EIO);
 	profile = get_string(bus, "ActiveProfile");
 	reason = get_string(bus, "ActiveProfileReason");
 	source = get_string(bus, "ActiveProfileSource");
@@ -214,7 +213,7 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 
 	r = sd_bus_get_property(bus, DEST, PATH, IFACE, "Settings", &error, &settings, "a(sssbs)");
 	if (r < 0)
-		return call_failed("Reading Settings", &error, r);
+		return online_call_failed("Reading Settings", &error, r);
 	r = sd_bus_message_enter_container(settings, 'a', "(sssbs)");
 	/* As many rows as the daemon has settings: the strings stay in @settings. */
 	while (r >= 0) {
@@ -231,7 +230,7 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 		rows[n_rows++] = row;
 	}
 	if (r < 0)
-		return call_failed("Reading Settings", &error, r);
+		return online_call_failed("Reading Settings", &error, r);
 
 	if (json) {
 		JsonWriter w;
@@ -339,22 +338,22 @@ static int simple_call(const CtlContext *ctx, bool json, const char *verb, const
 	va_list ap;
 	int r;
 
-	r = connect_or_explain(ctx, &bus);
+	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
 	r = sd_bus_message_new_method_call(bus, &m, DEST, PATH, IFACE, method);
 	if (r < 0)
-		return call_failed(method, &error, r);
+		return online_call_failed(method, &error, r);
 	va_start(ap, sig);
 	r = sd_bus_message_appendv(m, sig, ap);
 	va_end(ap);
 	if (r >= 0)
 		r = sd_bus_message_set_allow_interactive_authorization(m, isatty(STDIN_FILENO) > 0);
 	if (r < 0)
-		return call_failed(method, &error, r);
+		return online_call_failed(method, &error, r);
 	r = sd_bus_call(bus, m, 150 * 1000000ULL, &error, &reply);
 	if (r < 0)
-		return call_failed(method, &error, r);
+		return online_call_failed(method, &error, r);
 	if (json)
 		result_json(bus, verb);
 	return 0;
@@ -472,7 +471,7 @@ static int verb_hold(const CtlContext *ctx, int argc, char *argv[])
 			return log_oom(), 2;
 	}
 
-	r = connect_or_explain(ctx, &bus);
+	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
 	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "HoldProfile", &error, &reply, "ssb", profile, reason,
@@ -480,7 +479,7 @@ static int verb_hold(const CtlContext *ctx, int argc, char *argv[])
 	if (r >= 0)
 		r = sd_bus_message_read(reply, "u", &cookie);
 	if (r < 0)
-		return call_failed("HoldProfile", &error, r);
+		return online_call_failed("HoldProfile", &error, r);
 	log_debug("Holding profile %s (hold %u) while %s runs.", profile, cookie, argv[optind]);
 
 	pid = fork();
@@ -540,14 +539,14 @@ static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
 
 	if (argc > 1 || ctx->json)
 		return log_error("metrics takes no arguments; its output is the Prometheus text format, not JSON"), 2;
-	r = connect_or_explain(ctx, &bus);
+	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
 	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "Metrics", &error, &reply, "");
 	if (r >= 0)
 		r = sd_bus_message_read(reply, "s", &text);
 	if (r < 0)
-		return call_failed("Metrics", &error, r);
+		return online_call_failed("Metrics", &error, r);
 	/* Already the exposition format, valid UTF-8: printed as it is, for a collector to read. */
 	fputs(text, stdout);
 	return fflush(stdout) == 0 ? 0 : 2;
@@ -566,17 +565,17 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 
 	if (parse_json_option(argc, argv, &json) < 0)
 		return 2;
-	r = connect_or_explain(ctx, &bus);
+	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
 	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "Verify", &error, &reply, "");
 	if (r < 0)
-		return call_failed("Verify", &error, r);
+		return online_call_failed("Verify", &error, r);
 	r = sd_bus_message_read(reply, "b", &ok);
 	if (r >= 0)
 		r = sd_bus_message_enter_container(reply, 'a', "(sss)");
 	if (r < 0)
-		return call_failed("Verify", &error, r);
+		return online_call_failed("Verify", &error, r);
 	if (json) {
 		ctl_json_begin(&w);
 		json_key(&w, "in_sync");
@@ -591,7 +590,7 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 			printf("drift: %s is %s, wanted %s\n", s, tty_text(got), want);
 	}
 	if (r < 0)
-		return call_failed("Verify", &error, r);
+		return online_call_failed("Verify", &error, r);
 	/*
 	 * What the profile asks for and the daemon left out (the kernel lacks
 	 * it, or it waits for a reboot) is not drift: shown, exit status kept.
@@ -634,13 +633,13 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 
 	if (parse_json_option(argc, argv, &json) < 0)
 		return 2;
-	r = connect_or_explain(ctx, &bus);
+	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
 	active = get_string(bus, "ActiveProfile");
 	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "ListProfiles", &error, &reply, "");
 	if (r < 0)
-		return call_failed("ListProfiles", &error, r);
+		return online_call_failed("ListProfiles", &error, r);
 	r = sd_bus_message_enter_container(reply, 'a', "(sss)");
 	if (json) {
 		ctl_json_begin(&w);
@@ -662,7 +661,7 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 		ctl_json_end(&w);
 	}
 	if (r < 0)
-		return call_failed("ListProfiles", &error, r);
+		return online_call_failed("ListProfiles", &error, r);
 	return 0;
 }
 
@@ -675,7 +674,7 @@ static int layout_cpu(sd_bus *bus, unsigned cpu, bool json)
 
 	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "GetCpuDomains", &error, &reply, "u", cpu);
 	if (r < 0)
-		return call_failed("GetCpuDomains", &error, r);
+		return online_call_failed("GetCpuDomains", &error, r);
 	r = sd_bus_message_enter_container(reply, 'a', "(ussas)");
 	if (json) {
 		/* The shape of the offline layout --json --cpu N: one entry in "cpus". */
@@ -729,7 +728,7 @@ static int layout_cpu(sd_bus *bus, unsigned cpu, bool json)
 		ctl_json_end(&w);
 	}
 	if (r < 0)
-		return call_failed("GetCpuDomains", &error, r);
+		return online_call_failed("GetCpuDomains", &error, r);
 	return 0;
 }
 
@@ -742,7 +741,7 @@ static int layout_all(sd_bus *bus, bool json)
 
 	r = sd_bus_get_property(bus, DEST, PATH, IFACE, "DomainLayout", &error, &reply, "a(usssas)");
 	if (r < 0)
-		return call_failed("Reading DomainLayout", &error, r);
+		return online_call_failed("Reading DomainLayout", &error, r);
 	r = sd_bus_message_enter_container(reply, 'a', "(usssas)");
 	if (json) {
 		ctl_json_begin(&w);
@@ -783,7 +782,7 @@ static int layout_all(sd_bus *bus, bool json)
 		ctl_json_end(&w);
 	}
 	if (r < 0)
-		return call_failed("Reading DomainLayout", &error, r);
+		return online_call_failed("Reading DomainLayout", &error, r);
 	return 0;
 }
 
@@ -816,7 +815,7 @@ static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
 		default:
 			return 2;
 		}
-	r = connect_or_explain(ctx, &bus);
+	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
 	return have_cpu ? layout_cpu(bus, cpu, json) : layout_all(bus, json);
@@ -837,6 +836,7 @@ int online_dispatch(const CtlContext *ctx, int argc, char *argv[], bool *ret_han
 		{ "set-profile", verb_set_profile, true },
 		{ "auto-profile", verb_auto_profile, true },
 		{ "hold", verb_hold, true },
+		{ "trial", verb_trial, true },
 		{ "profiles", verb_profiles, false },
 		{ "layout", verb_layout, false },
 		{ "metrics", verb_metrics, false },

@@ -1488,6 +1488,69 @@ for line in sys.stdin:
     rc, out = ctl("hold", "latency", "--", "true", user="nobody")
     check("topotunectl hold as an unprivileged user without polkit: refused, exit 2",
           rc == 2 and "AccessDenied" in out and int(prop("ProfileHold")[0]) == 0, out)
+    # topotunectl trial: the command prints the relax level it runs under, which is the metric.
+    relax_path = os.path.join(main, RELAX)
+    r = subprocess.run([CTL, "--bus-address", ADDR, "trial", "--profile", "throughput", "--profile", "latency",
+                        "--rounds", "4", "--warmup", "1", "--metric", "relax=(-?[0-9]+)", "--higher-is-better",
+                        "--no-layout-check", "--json", "--", "sh", "-c", f"echo relax=$(cat {relax_path})"],
+                       capture_output=True, text=True, timeout=120)
+    doc, errs = json_contract.parse_and_validate(r.stdout, "trial")
+    doc = doc or {}
+    seq = [(x["profile"], x["round"]) for x in doc.get("runs", [])]
+    vals = {p["name"]: p["values"] for p in doc.get("profiles", [])}
+    check("trial --json: a valid 'trial' document, runs in ABBA order after one warm-up round",
+          r.returncode == 0 and not errs and seq == [("throughput", 0), ("latency", 0), ("throughput", 1),
+                                                     ("latency", 1), ("latency", 2), ("throughput", 2),
+                                                     ("throughput", 3), ("latency", 3), ("latency", 4),
+                                                     ("throughput", 4)], f"rc={r.returncode} {errs} {seq} {r.stderr[-600:]}")
+    check("... every run saw its own profile's value (latency relax 3, throughput the kernel's -1), all in sync",
+          vals.get("latency") == [3, 3, 3, 3] and vals.get("throughput") == [-1, -1, -1, -1]
+          and all(x["in_sync"] for x in doc.get("runs", [])), str(vals))
+    cmp = (doc.get("comparisons") or [{}])[0]
+    check("... latency against throughput: shift +4, relative null (values <= 0), verdict faster (higher is better)",
+          cmp.get("profile") == "latency" and cmp.get("relative") is None and cmp.get("shift", {}).get("estimate") == 4
+          and cmp.get("verdict") == "faster", str(cmp))
+    check("... progress on stderr (round i/N, profile, value), and the machine as before after it",
+          "[10/10] round throughput: metric = -1" in r.stderr and int(prop("ProfileHold")[0]) == 0
+          and str(prop("ActiveProfile")) == "throughput" and not snap_diff(hold_orig, snapshot(main)), r.stderr[-400:])
+    r = subprocess.run([CTL, "--bus-address", ADDR, "trial", "--profile", "throughput", "--profile", "latency",
+                        "--rounds", "3", "--warmup", "0", "--no-layout-check", "--", "true"],
+                       capture_output=True, text=True, timeout=120)
+    check("trial (text, wall time): a table, an interval per profile and a plain verdict; 3 against 3 has no 95 % interval",
+          r.returncode == 0 and "PROFILE" in r.stdout and "latency against throughput:" in r.stdout
+          and "no 95 % interval exists at 3 against 3 rounds" in r.stdout and "no clear difference at this n" in r.stdout,
+          r.stdout + r.stderr[-300:])
+    # Killed mid-trial: the hold ends with its connection, the profile before comes back, the journal says so.
+    mark = len(log_text(hlog))
+    tr = subprocess.Popen([CTL, "--bus-address", ADDR, "trial", "--profile", "latency", "--profile", "hpc",
+                           "--rounds", "3", "--no-layout-check", "--", "sleep", "30"],
+                          stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    held = wait_for(lambda: int(prop("ProfileHold")[0]) != 0 and str(prop("ActiveProfile")) == "latency")
+    r2 = subprocess.run([CTL, "--bus-address", ADDR, "trial", "--profile", "latency", "--profile", "hpc",
+                         "--", "true"], capture_output=True, text=True, timeout=60)
+    tr.kill()
+    tr.wait()
+    back = wait_for(lambda: int(prop("ProfileHold")[0]) == 0 and str(prop("ActiveProfile")) == "throughput")
+    sleepers = subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True, text=True).stdout.split()
+    check("a second trial while one runs: refused (exit 2), naming the hold",
+          r2.returncode == 2 and "another trial or hold is running" in r2.stderr, r2.stderr)
+    check("trial killed (kill -9) mid-round: the hold ends, throughput back byte-exact, the log says the holder left, "
+          "the workload died with it",
+          held and back and not snap_diff(hold_orig, snapshot(main)) and "left the bus" in log_text(hlog)[mark:]
+          and wait_for(lambda: not subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True).stdout),
+          f"held={held} back={back} sleepers={sleepers} {log_text(hlog)[mark:][-300:]}")
+    r = subprocess.run([CTL, "--bus-address", ADDR, "trial", "--profile", "throughput", "--profile", "nosuch",
+                        "--rounds", "2", "--warmup", "0", "--no-layout-check", "--", "true"],
+                       capture_output=True, text=True, timeout=60)
+    check("trial with a missing profile: exit 2 (NoSuchProfile), the machine as before",
+          r.returncode == 2 and "NoSuchProfile" in r.stderr and int(prop("ProfileHold")[0]) == 0
+          and not snap_diff(hold_orig, snapshot(main)), r.stderr[-300:])
+    r = subprocess.run([CTL, "--bus-address", ADDR, "trial", "--profile", "throughput", "--profile", "latency",
+                        "--rounds", "2", "--warmup", "0", "--no-layout-check", "--", "sh", "-c", "exit 7"],
+                       capture_output=True, text=True, timeout=60)
+    check("trial whose command fails: exit 2 naming its status, the hold released",
+          r.returncode == 2 and "exited with 7" in r.stderr and int(prop("ProfileHold")[0]) == 0
+          and not snap_diff(hold_orig, snapshot(main)), r.stderr[-300:])
     stop_daemon(d)
     check("stop after the holds: every original byte-exact", not snap_diff(hold_pre, snapshot(main)),
           str(snap_diff(hold_pre, snapshot(main))))
