@@ -13,7 +13,8 @@
 # reported in check mode without repairing; pruning; a bad profile is
 # refused by topotunectl check (copy's validate, and in check mode) and
 # never written; a dead daemon fails; variables of the wrong type are refused
-# by meta/argument_specs.yml before the first task; ansible-lint (with
+# by meta/argument_specs.yml before the first task; the package step goes to
+# dnf on the RedHat family; ansible-lint (with
 # contrib/ansible/.ansible-lint) finds nothing in the role.
 #
 # Usage: contrib/ansible/tests/run.sh   (root not needed; ansible-playbook,
@@ -144,7 +145,12 @@ bare = dict(base, topotune_profiles={}, topotune_dropins={}, topotune_profile=""
 # Wrong types: a list of profiles, a word for a bool (without the specs
 # "sometimes" | bool is false: pruning would be silently off).
 badtype = dict(site, topotune_profiles=["site-latency"], topotune_prune="sometimes")
-for name, v in (("site", site), ("bare", bare), ("badtype", badtype)):
+# The package step on other families (facts given, --check, no root: it
+# fails at the package manager, before any file): RedHat is dnf's or yum's.
+pkg = dict(base, topotune_root="", topotune_install_package=True, topotune_manage_service=False)
+rpm = dict(pkg, ansible_facts={"os_family": "RedHat", "pkg_mgr": "dnf"})
+suse = dict(pkg, ansible_facts={"os_family": "Suse", "pkg_mgr": "zypper"})
+for name, v in (("site", site), ("bare", bare), ("badtype", badtype), ("rpm", rpm), ("suse", suse)):
     with open(f"{work}/{name}.json", "w") as f:
         json.dump(v, f)
 EOF
@@ -177,6 +183,19 @@ if [ "$rc" != 0 ] && grep -q 'Validating arguments against arg spec' "$log" &&
    ! grep -q 'TASK \[topotune : Profiles\]' "$log" && [ "$(tree_sum)" = "$before" ]; then
 	pass "argument_specs: a list for topotune_profiles and 'sometimes' for topotune_prune refused before any task"
 else tail -n 30 "$log"; fail "bad variable types run"; fi
+
+# the package step: the RedHat family goes to dnf (this Debian host has no
+# python3-dnf, so the dnf module says so), an unknown family fails with a message
+play rpm --check
+if [ "$rc" != 0 ] &&
+   sed -n '/TASK \[topotune : Install the topotune package (apt)\]/,/TASK/p' "$log" | grep -q '^skipping:' &&
+   sed -n '/TASK \[topotune : Install the topotune package (dnf or yum)\]/,$p' "$log" | grep -q 'fatal: .*dnf python module'; then
+	pass "RedHat family: the package step runs dnf (ansible.builtin.package), not apt"
+else tail -n 30 "$log"; fail "RedHat family: package step"; fi
+play suse --check
+if [ "$rc" != 0 ] && grep -q 'no package for the OS family Suse' "$log" && ! grep -q 'TASK \[topotune : Install the' "$log"; then
+	pass "another family: the play fails with a message before any package step"
+else tail -n 30 "$log"; fail "another family: package step"; fi
 
 # check mode first: nothing written, changes reported
 play site --check
