@@ -22,9 +22,9 @@ failed=0
 	python3-prometheus-client python3-jsonschema python3-scipy || exit 2
 # The fuzz tier: clang 14 and its libFuzzer and sanitizer runtimes.
 "$top/tools/deps.sh" clang libclang-rt-14-dev || exit 2
-# The packaging tier: rpm build, Ansible role, .deb in a debootstrap chroot.
+# The packaging tier: rpm build, Ansible role (and ansible-lint), .deb in a debootstrap chroot.
 if [ "${TOPOTUNE_SKIP_PACKAGING:-0}" != 1 ]; then
-	"$top/tools/deps.sh" rpm ansible-core debootstrap dpkg-dev debhelper scdoc git || exit 2
+	"$top/tools/deps.sh" rpm ansible-core ansible-lint debootstrap dpkg-dev debhelper scdoc git || exit 2
 fi
 
 # meson test prints "Ok: N" and "Fail: M"; add them up.

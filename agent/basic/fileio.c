@@ -566,6 +566,11 @@ int create_file_at(int dir_fd, const char *path, const char *value, unsigned mod
 	fd = openat(parent, tmp, O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC | O_NOCTTY, (mode_t)mode);
 	if (fd < 0)
 		return negative_errno();
+	/* The mode asked for, not narrowed by the umask (topotuned.service: UMask=0077). */
+	if (fchmod(fd, (mode_t)mode) < 0) {
+		r = negative_errno();
+		goto fail;
+	}
 	n = write(fd, value, len);
 	if (n < 0 || (size_t)n != len) {
 		r = n < 0 ? negative_errno() : -EIO;

@@ -10,8 +10,9 @@
 #   systemctl status, topotunectl status/plan/verify, busctl, an
 #   unprivileged caller, a profile drop-in (hpc) and reload, isolation at work
 #   (a workload started with systemd-run --slice=topotune.slice, the
-#   partition, /proc/schedstat, DomainLayout), the journal records and their
-#   catalog entry, set-profile (throughput: applied without the missing
+#   partition, /proc/schedstat, DomainLayout), topotunectl metrics and the
+#   metrics textfile (parsed on the host by prometheus_client), the journal
+#   records and their catalog entry, set-profile (throughput: applied without the missing
 #   SMT_BUDDY_ASSIST, State degraded), revert, apply, restart, stop, an
 #   upgrade (the daemon is not restarted), apt purge;
 # - on the patched 7.3 kernel (kernel-patches/, built by build.sh --systemd:
@@ -19,7 +20,8 @@
 #   relax_domain_level applied at runtime through its sysctl, throughput's
 #   SMT_BUDDY_ASSIST through kernel.sched_smt_buddy_assist, hpc's isolation
 #   (the kernel's cpuset.cpus.isolated too), layout --compare equal to the
-#   planner's prediction, verify, and a stop that puts every value back.
+#   planner's prediction, the metrics with the series' counters, verify,
+#   and a stop that puts every value back.
 # The host checks the transcripts and facts the guests leave.
 #
 # Usage: tests/install/systemd-vm.sh [--transcript FILE]   (as root; needs the
@@ -75,6 +77,7 @@ fi
 need=""
 command -v qemu-system-x86_64 >/dev/null || need="$need qemu-system-x86"
 command -v qemu-img >/dev/null || need="$need qemu-utils"
+/usr/bin/python3 -c "import prometheus_client" 2>/dev/null || need="$need python3-prometheus-client"
 if [ -n "$need" ]; then
 	echo "# installing$need" >&2
 	# shellcheck disable=SC2086
@@ -403,6 +406,39 @@ isolation() {
 	x "systemctl stop tt-work-$t"
 }
 
+# Metrics: topotunectl metrics, then the textfile topotuned writes while a
+# drop-in sets metrics_textfile (every 2 s here), gone again when a reload
+# turns it off. The host parses both with prometheus_client and holds them
+# against status, the properties and the kernel's own files. The directory
+# exists before topotuned starts: its ReadWritePaths=- needs it then.
+PROM=/var/lib/prometheus/node-exporter/topotune.prom
+metrics() {
+	x 'topotunectl metrics'
+	topotunectl metrics >"$TT/metrics.prom" 2>/dev/null
+	fact m_rc "$?"
+	fact m_state "$(prop State)"
+	fact m_profile "$(prop ActiveProfile)"
+	fact m_sync "$(topotunectl status | awk '/^ *SETTING +DESIRED/ { on = 1; next } /^ *Reasons:/ { on = 0 }
+		on && $1 ~ /^[a-z_]+$/ && NF >= 4 { printf "%s=%d ", $1, ($4 == "yes") }')"
+	fact m_schedstat "$(sed -n 's/^version //p' /proc/schedstat)"
+	fact m_schedstats "$(cat /proc/sys/kernel/sched_schedstats 2>/dev/null)"
+	fact m_buddy "$(sed -n 's/^version //p' /proc/sched_smt_buddy_stat 2>/dev/null)"
+	x "printf '[daemon]\nmetrics_textfile = $PROM\nmetrics_interval = 2\n' >/etc/topotune/topotune.conf.d/60-metrics.conf"
+	x 'topotunectl reload'
+	i=0
+	while [ ! -f $PROM ] && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
+	x "ls -l --time-style=+%T.%N /var/lib/prometheus/node-exporter"
+	fact m_mode "$(stat -c '%a %U' $PROM 2>&1)"
+	m=$(stat -c %y $PROM 2>&1)
+	i=0
+	while [ "$(stat -c %y $PROM 2>&1)" = "$m" ] && [ $i -lt 20 ]; do sleep 0.5; i=$((i + 1)); done
+	fact m_rewritten "$([ "$(stat -c %y $PROM 2>&1)" != "$m" ] && echo yes)"
+	cp $PROM "$TT/textfile.prom"
+	x 'rm /etc/topotune/topotune.conf.d/60-metrics.conf && topotunectl reload'
+	x 'ls -A /var/lib/prometheus/node-exporter'
+	fact m_off "$(ls -A /var/lib/prometheus/node-exporter)"
+}
+
 session() {
 	sec "the guest"
 	x 'uname -r'
@@ -414,6 +450,7 @@ session() {
 	# /etc/default/grub and a generated /boot/grub/grub.cfg.
 	x 'cp /usr/share/grub/default/grub /etc/default/grub && mkdir -p /boot/grub && update-grub'
 	fact grub_rc "$rc"
+	x 'mkdir -p /var/lib/prometheus/node-exporter'
 	controls >"$TT/controls-orig.txt"
 	snapshot >"$TT/before.txt"
 
@@ -433,6 +470,9 @@ session() {
 	x 'topotunectl plan'
 	x 'topotunectl verify'
 	fact verify1_rc "$rc"
+
+	sec "metrics"
+	metrics
 
 	sec "busctl"
 	x "busctl get-property $BUS State ActiveProfile CpuVendor CpuFamily CpuModel CpuName"
@@ -578,6 +618,7 @@ session_patched() {
 	fact pid1 "$(readlink /proc/1/exe)"
 	x 'ls -l /proc/sys/kernel/sched_smt_buddy_assist /proc/sys/kernel/sched_relax_domain_level'
 	controls >"$TT/controls-orig.txt"
+	x 'mkdir -p /var/lib/prometheus/node-exporter'
 
 	sec "install"
 	x "apt-get install -y ./topotune_${VERSION}_amd64.deb"
@@ -593,6 +634,9 @@ session_patched() {
 	x 'topotunectl layout --compare'
 	fact compare1_rc "$rc"
 	x 'topotunectl layout | head -n 12'
+
+	sec "metrics (patched kernel)"
+	metrics
 
 	sec "the sandbox (patched kernel)"
 	sandbox patched
@@ -687,7 +731,7 @@ boot() {	# KIND TRANSCRIPT_FILE TCG_THREADS QEMU_KERNEL_ARGS...
 		-nic none -display none -monitor none -serial "file:$d/console.log" -no-reboot \
 		2>"$d/qemu.log" || rc=$?
 	rm -f "$d/root.qcow2"
-	for x in facts.txt transcript.txt; do
+	for x in facts.txt transcript.txt metrics.prom textfile.prom; do
 		rm -f "$d/$x"
 		# debugfs exits 0 when the file is not in the image: test for it.
 		debugfs -R "dump /$x $d/$x" "$d/io.img" >/dev/null 2>&1 || true
@@ -760,6 +804,67 @@ check_isolation() {	# TAG WHAT KERNEL_ISOLATED_FILE(yes|no)
 	else
 		note "$2: topotunectl layout --compare exit $(f "${t}_compare_rc") (the model predicts 7.3's domains)"
 	fi
+}
+
+# A metrics file through prometheus_client's text parser (Debian's, on the
+# host, so the guest's cached image stays as it is): one line per sample,
+# NAME{LABEL=VALUE,...} VALUE (labels sorted); nothing when it does not parse.
+prom() {
+	/usr/bin/python3 - "$1" <<'EOF' 2>/dev/null
+import sys
+from prometheus_client.parser import text_string_to_metric_families as families
+print("\n".join("%s{%s} %g" % (s.name, ",".join("%s=%s" % l for l in sorted(s.labels.items())), s.value)
+                for f in families(open(sys.argv[1]).read()) for s in f.samples))
+EOF
+}
+# The guest's topotunectl metrics and textfile (in DIR), against its status,
+# properties and kernel files (the facts).
+check_metrics() {	# DIR WHAT SERIES(yes|no)
+	m=$(prom "$1/metrics.prom" || true) t=$(prom "$1/textfile.prom" || true)
+	shift
+	check "$1: topotunectl metrics: exit 0, parsed by prometheus_client ($(echo "$m" | grep -c .) samples)" \
+		"$(f m_rc) $(echo "$m" | grep -c '^topotune_info{version='"$VERSION"'} 1$')" "0 1"
+	check "$1: topotune_state: one-hot over the 5 states, 1 for State" \
+		"$(echo "$m" | grep -c '^topotune_state{') $(echo "$m" | sed -n 's/^topotune_state{state=\(.*\)} 1$/s "\1"/p')" \
+		"5 $(f m_state)"
+	check "$1: topotune_active_profile: ActiveProfile, 1" \
+		"$(echo "$m" | sed -n 's/^topotune_active_profile{profile=\([^,]*\),reason=[^}]*} 1$/s "\1"/p')" "$(f m_profile)"
+	insync=$(echo "$m" | sed -n 's/^topotune_setting_in_sync{setting=\(.*\)} \([01]\)$/\1=\2/p' | sort | paste -sd' ' -)
+	case "$insync" in
+	*relax_domain_level=*smt_buddy_assist=*)
+		check "$1: topotune_setting_in_sync per setting as status's SYNC column ($insync)" \
+			"$insync" "$(f m_sync | tr ' ' '\n' | grep . | sort | paste -sd' ' -)" ;;
+	*) fail "$1: topotune_setting_in_sync: '$insync'" ;;
+	esac
+	n=$(echo "$insync" | wc -w)
+	check "$1: per setting ($n): desired, actual, drift_total and repairs_total (>= 0)" "$(for x in desired actual \
+		drift_total repairs_total; do echo "$m" | grep -c "^topotune_setting_$x{.*} [0-9]"; done | paste -sd' ' -)" "$n $n $n $n"
+	check "$1: topotune_domain_levels: live, the number of domain names as value" "$(echo "$m" |
+		awk -F'domains=|,source=|} ' '/^topotune_domain_levels\{/ { n++; if ($3 != "live" || split($2, w, " ") != $4) bad++ }
+		END { print (n > 0 && !bad) }')" 1
+	check "$1: topotune_schedstat_version: /proc/schedstat's, schedstats_enabled: kernel.sched_schedstats" \
+		"$(echo "$m" | sed -n 's/^topotune_schedstat_version{} //p') $(echo "$m" | sed -n 's/^topotune_schedstats_enabled{} //p')" \
+		"$(f m_schedstat) $(f m_schedstats)"
+	lb=$(echo "$m" | grep -c '^topotune_schedstat_lb_count_total{domain=[A-Z]*,idle=[a-z_]*,index=[0-9]*} [0-9]' || true)
+	if [ "$(f m_schedstat)" = 17 ]; then
+		check "$1: version 17: lb_count per domain level and idle state, as many as lb_failed and lb_gained" \
+			"$([ "$lb" -gt 0 ] && echo "$lb $lb $lb")" "$lb $(echo "$m" | grep -c '^topotune_schedstat_lb_failed_total{') $(echo "$m" | grep -c '^topotune_schedstat_lb_gained_total{')"
+	else
+		check "$1: /proc/schedstat version $(f m_schedstat): no load-balance counters" "$lb" 0
+	fi
+	if [ "$2" = yes ]; then
+		check "$1: the series' /proc/sched_smt_buddy_stat (version $(f m_buddy)): version 1, its 4 counters" "$(echo "$m" |
+			sed -n 's/^topotune_smt_buddy_stat_version{} //p') $(f m_buddy) $(echo "$m" |
+			grep -c '^topotune_smt_buddy_\(pushed\|push_failed\|refused\|newidle_stopped\)_total{} [0-9]')" "1 1 4"
+	else
+		check "$1: no /proc/sched_smt_buddy_stat: smt_buddy_stat_version 0, no counters" "$(echo "$m" |
+			sed -n 's/^topotune_smt_buddy_stat_version{} //p')$(f m_buddy) $(echo "$m" | grep -c '^topotune_smt_buddy_')" "0 1"
+	fi
+	check "$1: metrics_textfile: written (mode, owner), rewritten within metrics_interval, removed when turned off" \
+		"$(f m_mode) $(f m_rewritten) '$(f m_off)'" "644 root yes ''"
+	check "$1: the textfile parses, with the samples (names and labels) of topotunectl metrics" \
+		"$(echo "$t" | sed 's/ [^ ]*$//' | sort | md5sum) $(echo "$t" | grep -c .)" \
+		"$(echo "$m" | sed 's/ [^ ]*$//' | sort | md5sum) $(echo "$m" | grep -c .)$([ -n "$t" ] || echo ', empty')"
 }
 
 check "systemd is PID 1 in the guest" "$(f pid1)" /usr/lib/systemd/systemd
@@ -868,6 +973,7 @@ check "purge: no file of the system removed" "$(f missing)" ""
 
 check "topotunectl verify right after the install: exit 0 (in sync; pending-reboot is not drift)" \
 	"$(f verify1_rc)" 0
+check_metrics "$WORK/stock" "stock kernel: metrics" no
 # Isolation under the real systemd: the slice is started, its cgroup made a partition.
 check "drop-in profile = hpc + topotunectl reload: exit 0" "$(f reload_rc)" 0
 check "ActiveProfile after the reload" "$(f profile_reload)" 's "hpc"'
@@ -902,6 +1008,7 @@ if [ -n "$PATCHED" ]; then
 	check_sandbox patched "patched kernel"
 	check "patched kernel: verify after start: exit 0" "$(f verify1_rc)" 0
 	check "patched kernel: layout --compare: the kernel's domains are the planner's prediction" "$(f compare1_rc)" 0
+	check_metrics "$WORK/patched" "patched kernel: metrics" yes
 	check "patched kernel: set-profile throughput: exit 0, State applied" \
 		"$(f throughput_rc) $(f throughput_state)" '0 s "applied"'
 	check "patched kernel: SMT_BUDDY_ASSIST on through kernel.sched_smt_buddy_assist" "$(f smt_throughput)" 1

@@ -12,10 +12,13 @@
 # changes, the second reports 0 changed; drift is repaired (changed) and
 # reported in check mode without repairing; pruning; a bad profile is
 # refused by topotunectl check (copy's validate, and in check mode) and
-# never written; a dead daemon fails.
+# never written; a dead daemon fails; variables of the wrong type are refused
+# by meta/argument_specs.yml before the first task; the package step goes to
+# dnf on the RedHat family; ansible-lint (with
+# contrib/ansible/.ansible-lint) finds nothing in the role.
 #
 # Usage: contrib/ansible/tests/run.sh   (root not needed; ansible-playbook,
-#   dbus-daemon, meson, ninja)
+#   ansible-lint, dbus-daemon, meson, ninja)
 #   TOPOTUNE_BUILDDIR=DIR  use topotunectl/topotuned of this meson build
 #                          (default: build HEAD's working tree into the work dir)
 #   TOPOTUNE_KEEP=1        keep the work directory
@@ -49,6 +52,16 @@ cleanup() {
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 t0=$(date +%s)
+
+# 0. ansible-lint: every rule of the production profile, none skipped
+if ! command -v ansible-lint >/dev/null; then
+	fail "ansible-lint missing (apt-get install ansible-lint; tools/test.sh installs it)"
+elif (cd "$SRC/contrib/ansible" && ansible-lint --nocolor -c .ansible-lint roles/topotune) >"$WORK/lint.log" 2>&1; then
+	pass "ansible-lint: $(grep -o 'Passed with [a-z]* profile.*' "$WORK/lint.log")"
+else
+	cat "$WORK/lint.log"
+	fail "ansible-lint roles/topotune"
+fi
 
 # 1. binaries
 BUILD=${TOPOTUNE_BUILDDIR:-}
@@ -129,7 +142,15 @@ site = dict(base,
     topotune_dropins={"60-site": "[daemon]\nrollback = on-exit\n"},
     topotune_profile="site-latency")
 bare = dict(base, topotune_profiles={}, topotune_dropins={}, topotune_profile="")
-for name, v in (("site", site), ("bare", bare)):
+# Wrong types: a list of profiles, a word for a bool (without the specs
+# "sometimes" | bool is false: pruning would be silently off).
+badtype = dict(site, topotune_profiles=["site-latency"], topotune_prune="sometimes")
+# The package step on other families (facts given, --check, no root: it
+# fails at the package manager, before any file): RedHat is dnf's or yum's.
+pkg = dict(base, topotune_root="", topotune_install_package=True, topotune_manage_service=False)
+rpm = dict(pkg, ansible_facts={"os_family": "RedHat", "pkg_mgr": "dnf"})
+suse = dict(pkg, ansible_facts={"os_family": "Suse", "pkg_mgr": "zypper"})
+for name, v in (("site", site), ("bare", bare), ("badtype", badtype), ("rpm", rpm), ("suse", suse)):
     with open(f"{work}/{name}.json", "w") as f:
         json.dump(v, f)
 EOF
@@ -153,8 +174,30 @@ play() {
 show() { sed -n '/TASK \[topotune : State\]/,/PLAY RECAP/p' "$log" | grep '"msg"' || tail -n 30 "$log"; }
 tree_sum() { (cd "$ROOT" && find etc proc/sys/kernel -type f -exec md5sum {} + | LC_ALL=C sort); }
 
-# check mode first: nothing written, changes reported
+# variables of the wrong type: refused by meta/argument_specs.yml before any task
 before=$(tree_sum)
+play badtype
+if [ "$rc" != 0 ] && grep -q 'Validating arguments against arg spec' "$log" &&
+   grep -q "argument 'topotune_profiles' is of type .*list" "$log" &&
+   grep -q "argument 'topotune_prune' is of type .*str" "$log" &&
+   ! grep -q 'TASK \[topotune : Profiles\]' "$log" && [ "$(tree_sum)" = "$before" ]; then
+	pass "argument_specs: a list for topotune_profiles and 'sometimes' for topotune_prune refused before any task"
+else tail -n 30 "$log"; fail "bad variable types run"; fi
+
+# the package step: the RedHat family goes to dnf (this Debian host has no
+# python3-dnf, so the dnf module says so), an unknown family fails with a message
+play rpm --check
+if [ "$rc" != 0 ] &&
+   sed -n '/TASK \[topotune : Install the topotune package (apt)\]/,/TASK/p' "$log" | grep -q '^skipping:' &&
+   sed -n '/TASK \[topotune : Install the topotune package (dnf or yum)\]/,$p' "$log" | grep -q 'fatal: .*dnf python module'; then
+	pass "RedHat family: the package step runs dnf (ansible.builtin.package), not apt"
+else tail -n 30 "$log"; fail "RedHat family: package step"; fi
+play suse --check
+if [ "$rc" != 0 ] && grep -q 'no package for the OS family Suse' "$log" && ! grep -q 'TASK \[topotune : Install the' "$log"; then
+	pass "another family: the play fails with a message before any package step"
+else tail -n 30 "$log"; fail "another family: package step"; fi
+
+# check mode first: nothing written, changes reported
 play site --check
 if [ "$rc" = 0 ] && [ "${changed:-0}" -gt 0 ] && [ "$(tree_sum)" = "$before" ]; then
 	pass "check mode: $changed changed reported, fake root untouched"
@@ -164,8 +207,9 @@ play site
 if [ "$rc" = 0 ] && [ "${changed:-0}" -gt 0 ] &&
    [ -f "$ROOT/etc/topotune/profiles/site-latency.ini" ] &&
    grep -q '^profile = site-latency' "$ROOT/etc/topotune/topotune.conf.d/50-ansible-profile.conf" &&
-   [ "$(cat "$SMT")" = 0 ] && [ "$(cat "$RELAX")" = 4 ]; then
-	pass "first run: $changed changed, site-latency applied (smt_buddy_assist 0, relax 4)"
+   [ "$(cat "$SMT")" = 0 ] && [ "$(cat "$RELAX")" = 4 ] &&
+   grep -q 'RUNNING HANDLER \[topotune : Reload topotuned\]' "$log"; then
+	pass "first run: $changed changed, reload handler ran, site-latency applied (smt_buddy_assist 0, relax 4)"
 else tail -n 40 "$log"; fail "first run (smt=$(cat "$SMT") relax=$(cat "$RELAX"))"; fi
 if "$CTL" --bus-address "$ADDR" status | grep -q 'site-latency'; then
 	pass "topotuned reports profile site-latency"
@@ -216,7 +260,7 @@ if [ "$rc" != 0 ] && grep -q '/etc/topotune/profiles/site-latency.ini:[0-9]*: ' 
 	pass "check mode predicts the bad profile: fails with FILE:LINE, fake root untouched"
 else tail -n 30 "$log"; fail "bad profile, check mode run"; fi
 play bad
-if [ "$rc" != 0 ] && grep -q 'site-latency.ini:[0-9]*: ' "$log" && ! grep -q 'TASK \[topotune : Reload' "$log" &&
+if [ "$rc" != 0 ] && grep -q 'site-latency.ini:[0-9]*: ' "$log" && ! grep -q '\[topotune : Reload topotuned\]' "$log" &&
    [ ! -e "$ROOT/etc/topotune/profiles/site-latency.ini" ]; then
 	pass "bad profile: validate (topotunectl check) refuses it with FILE:LINE, never written to /etc, no reload"
 else tail -n 30 "$log"; ls -l "$ROOT/etc/topotune/profiles"; fail "bad profile run"; fi
