@@ -172,6 +172,16 @@ static void test_write(const char *mode)
 	check_int(read_file_at(root_fd, "etc/default/grub.d/sub/a.cfg", 0, &s, NULL), 0);
 	check_str(s, "b\n");
 	free(s), s = NULL;
+	/* The mode asked for, not narrowed by the umask: topotuned.service has UMask=0077. */
+	{
+		mode_t old = umask(0077);
+		struct stat st;
+
+		check_int(create_file_at(root_fd, "etc/default/grub.d/sub/a.cfg", "c\n", 0644), 0);
+		check(fstatat(root_fd, "etc/default/grub.d/sub/a.cfg", &st, 0) == 0);
+		check_ctx(mode, (st.st_mode & 07777) == 0644);
+		umask(old);
+	}
 	check_int(unlink_beneath(root_fd, "etc/default/grub.d/sub/a.cfg", false), 0);
 	check_int(unlink_beneath(root_fd, "etc/default/grub.d/sub", true), 0);
 
