@@ -750,6 +750,15 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 	return sd_bus_reply_method_return(msg, NULL);
 }
 
+static int profile_name_error(sd_bus_error *error, const char *name)
+{
+	_cleanup_free_ char *q = text_bounded(name, ARG_QUOTE_MAX);
+
+	return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
+			      "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')",
+			      strna(q), PROFILE_NAME_MAX);
+}
+
 /* A choice other than the hold's while another client holds a profile: Busy, naming the hold. */
 static int held_by_other(Manager *m, sd_bus_message *msg, sd_bus_error *error)
 {
@@ -761,13 +770,22 @@ static int held_by_other(Manager *m, sd_bus_message *msg, sd_bus_error *error)
 			      m->hold_profile, m->hold_holder, strna(m->hold_reason), m->hold_cookie);
 }
 
-static int profile_name_error(sd_bus_error *error, const char *name)
+/*
+ * The start of a change to profile @name: a valid name, polkit, and no other
+ * caller's hold. 1: go on; 0: polkit is being asked (dispatched again later).
+ */
+static int begin_profile_change(Manager *m, sd_bus_message *msg, const char *name, int interactive,
+				sd_bus_error *error)
 {
-	_cleanup_free_ char *q = text_bounded(name, ARG_QUOTE_MAX);
+	int r;
 
-	return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
-			      "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')",
-			      strna(q), PROFILE_NAME_MAX);
+	if (!profile_name_is_valid(name))
+		return profile_name_error(error, name);
+	r = bus_verify_polkit_async(m, msg, interactive, error);
+	if (r <= 0)
+		return r;
+	r = held_by_other(m, msg, error);
+	return r < 0 ? r : 1;
 }
 
 static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -780,14 +798,9 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	r = sd_bus_message_read(msg, "sb", &name, &interactive);
 	if (r < 0)
 		return r;
-	if (!profile_name_is_valid(name))
-		return profile_name_error(error, name);
-	r = bus_verify_polkit_async(m, msg, interactive, error);
+	r = begin_profile_change(m, msg, name, interactive, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	r = held_by_other(m, msg, error);
-	if (r < 0)
-		return r;
 
 	source = strprintf("SetProfile(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
 	if (!source)
@@ -858,9 +871,7 @@ static int method_set_profile_persistent(sd_bus_message *msg, void *userdata, sd
 	r = sd_bus_message_read(msg, "sb", &name, &interactive);
 	if (r < 0)
 		return r;
-	if (!profile_name_is_valid(name))
-		return profile_name_error(error, name);
-	r = bus_verify_polkit_async(m, msg, interactive, error);
+	r = begin_profile_change(m, msg, name, interactive, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
 	source = strprintf("SetProfilePersistent(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
@@ -965,14 +976,9 @@ static int method_hold_profile(sd_bus_message *msg, void *userdata, sd_bus_error
 	r = sd_bus_message_read(msg, "ssb", &name, &why, &interactive);
 	if (r < 0)
 		return r;
-	if (!profile_name_is_valid(name))
-		return profile_name_error(error, name);
-	r = bus_verify_polkit_async(m, msg, interactive, error);
+	r = begin_profile_change(m, msg, name, interactive, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	r = held_by_other(m, msg, error);
-	if (r < 0)
-		return r;
 	if (m->applying)
 		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 	sender = sd_bus_message_get_sender(msg);
