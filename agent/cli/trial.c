@@ -596,11 +596,12 @@ static void print_json(const Trial *t, const ProfileResult *res)
 		json_string(&w, t->profiles[p]);
 		json_key(&w, "reference");
 		json_string(&w, t->profiles[0]);
-		json_key(&w, "relative");
 		if (c->ratio_valid)
 			json_interval(&w, "relative", &c->ratio);
-		else
+		else {
+			json_key(&w, "relative");
 			json_null(&w);
+		}
 		json_interval(&w, "shift", &c->shift);
 		json_key(&w, "verdict");
 		json_string(&w, stats_verdict_to_string(c->verdict));

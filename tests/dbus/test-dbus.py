@@ -1520,6 +1520,15 @@ for line in sys.stdin:
           r.returncode == 0 and "PROFILE" in r.stdout and "latency against throughput:" in r.stdout
           and "no 95 % interval exists at 3 against 3 rounds" in r.stdout and "no clear difference at this n" in r.stdout,
           r.stdout + r.stderr[-300:])
+    r = subprocess.run([CTL, "--bus-address", ADDR, "trial", "--profile", "throughput", "--profile", "latency",
+                        "--rounds", "4", "--warmup", "0", "--no-layout-check", "--json", "--", "true"],
+                       capture_output=True, text=True, timeout=120)
+    doc, errs = json_contract.parse_and_validate(r.stdout, "trial")
+    rel = ((doc or {}).get("comparisons") or [{}])[0].get("relative") or {}
+    check("trial --json on wall time (every value > 0): a valid document with the relative interval, 95 % exact",
+          r.returncode == 0 and not errs and rel.get("available") is True and rel.get("exact") is True
+          and rel.get("lower") <= rel.get("estimate") <= rel.get("upper") and rel.get("confidence") >= 0.95,
+          f"rc={r.returncode} {errs} {rel} {r.stderr[-300:]}")
     # Killed mid-trial: the hold ends with its connection, the profile before comes back, the journal says so.
     mark = len(log_text(hlog))
     tr = subprocess.Popen([CTL, "--bus-address", ADDR, "trial", "--profile", "latency", "--profile", "hpc",
