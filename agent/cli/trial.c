@@ -481,7 +481,7 @@ static void print_text(const Trial *t, const ProfileResult *res)
 			printf("  %s against %s: %+.6g, interval [%+.6g, %+.6g]", t->profiles[p], t->profiles[0],
 			       i->estimate, i->lower, i->upper);
 		if (i->available)
-			printf(" (%.1f %%%s): %s\n", 100 * i->confidence, i->exact ? "" : ", normal approximation",
+			printf(" (%s %.1f %% interval): %s\n", i->exact ? "exact" : "approximate", 100 * i->confidence,
 			       verdict);
 		else
 			printf(" (no %.0f %% interval exists at %zu against %zu rounds; this widest one is %.1f %%): "

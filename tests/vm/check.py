@@ -288,6 +288,53 @@ def bench_checks(t, kind):
     check("bench-smoke-tables-patched", not bad, "; ".join(bad))
 
 
+def trial_checks(t, kind, applied):
+    """topotunectl trial in the guest (guest/init agent_trial): order, shape, counters, kill."""
+    try:
+        sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+        import json_contract
+        validate = json_contract.parse_and_validate
+    except ImportError as e:      # the host's python lacks python3-jsonschema: said, and failed
+        def validate(text, kind, e=e):
+            return None, ["cannot validate: %s" % e]
+    rc = [s for s in tt(t, "TRIAL") if s.startswith("rc=")]
+    doc, errs = validate("\n".join(tt(t, "TRIAL-JSON |")), "trial")
+    doc = doc or {}
+    runs = [(r["profile"], r["round"]) for r in doc.get("runs", [])]
+    want = [("balanced", 1), ("throughput", 1), ("throughput", 2), ("balanced", 2), ("balanced", 3), ("throughput", 3)]
+    text = tt(t, "TRIAL-TEXT |")
+    check("agent-trial-order-and-report-" + kind,
+          rc == ["rc=0"] and not errs and runs == want and len(doc.get("comparisons", [])) == 1
+          and doc["metric"]["name"] == "p99_wakeup_us" and doc["workload"]["preset"] == "schbench"
+          and "text rc=0" in tt(t, "TRIAL") and any(x.startswith("PROFILE") for x in text)
+          and any(x.startswith("throughput against balanced:") for x in text),
+          "%s %s runs %s; text %s; stderr %s" % (rc, errs[:3], runs, text[:12], tt(t, "TRIAL-ERR |")[-5:]))
+    # After every switch the values were in place and the kernel's domains matched the prediction.
+    check("agent-trial-switches-settled-" + kind,
+          doc.get("runs") and all(r["in_sync"] and r["layout_differences"] == 0 for r in doc["runs"]),
+          [(r["profile"], r["in_sync"], r["layout_differences"], r["settle_s"]) for r in doc.get("runs", [])])
+    if kind == "patched":
+        prof = {p["name"]: p["counters"] for p in doc.get("profiles", [])}
+        bud = lambda name: {k: v for k, v in prof.get(name, {}).items() if k.startswith("smt_buddy ")}
+        check("agent-trial-counters-where-the-feature-acts-patched",
+              bud("balanced") and all(v == 0 for v in bud("balanced").values())
+              and sum(v or 0 for v in bud("throughput").values()) > 0,
+              "SMT_BUDDY_ASSIST counters per round: balanced (off) %s, throughput (on) %s" % (
+                  bud("balanced"), bud("throughput")))
+    after = [kv(s) for s in tt(t, "TRIAL") if s.startswith("after:")]
+    held = [kv(s) for s in tt(t, "TRIAL") if s.startswith("held:")]
+    killed = [kv(s) for s in tt(t, "TRIAL") if s.startswith("killed:")]
+    same = lambda d: d and all(d[0].get(k) == applied.get(k) for k in ("smt_buddy_assist", "relax_domain_level"))
+    check("agent-trial-leaves-the-profile-" + kind,
+          same(after) and after[0].get("profile") == '"throughput"' and after[0].get("hold") == "0",
+          "after the trial %s; applied %s" % (after, applied))
+    check("agent-trial-killed-restores-" + kind,
+          held and held[0].get("hold") != "0" and held[0].get("profile") == '"balanced"' and same(killed)
+          and killed[0].get("hold") == "0" and killed[0].get("profile") == '"throughput"'
+          and killed[0].get("workload") == "0" and tt(t, "TRIAL-LOG |"),
+          "held %s, after kill -9 %s, log %s" % (held, killed, tt(t, "TRIAL-LOG |")))
+
+
 def agent_checks(t, topo, kind):
     if "TT BEGIN agent" not in t and "TT BEGIN layout" not in t:
         return
@@ -306,7 +353,11 @@ def agent_checks(t, topo, kind):
     daemon_checks = (["agent-applies-hygon-profile-patched", "agent-sysctl-read-back-patched",
                       "agent-revert-restores-patched", "agent-hotplug-replans-patched"]
                      if kind == "patched" else ["agent-reports-missing-controls-base"])
-    daemon_checks += ["agent-layout-matches-kernel-applied-" + kind, "agent-exits-cleanly-" + kind]
+    daemon_checks += ["agent-layout-matches-kernel-applied-" + kind, "agent-exits-cleanly-" + kind,
+                      "agent-trial-order-and-report-" + kind, "agent-trial-switches-settled-" + kind,
+                      "agent-trial-leaves-the-profile-" + kind, "agent-trial-killed-restores-" + kind]
+    if kind == "patched":
+        daemon_checks.append("agent-trial-counters-where-the-feature-acts-patched")
     running = status and status[0].get("daemon") == "running"
 
     # CPU 5 offline and back: the kernel rebuilds its domains, the model follows.
@@ -334,6 +385,7 @@ def agent_checks(t, topo, kind):
     settings = agent_prop(t, "Settings")
     check("agent-layout-matches-kernel-applied-" + kind,
           all(g in cmp and cmp[g][0] == 0 for g in ("applied", "reverted")), cmp_why(cmp, ["applied", "reverted"]))
+    trial_checks(t, kind, applied)
     ex = [kv(s) for s in agent if s.startswith("exit ")]
     check("agent-exits-cleanly-" + kind,
           ex and ex[0].get("status") == "0" and stopped and stopped == boot,
