@@ -16,6 +16,16 @@ import sys
 results = []
 skipped = []    # (name, why): checks that cannot run on this guest kernel
 
+# The base (run-kernel-tier.sh --series): what differs between the kernels
+# the series is carried on. 7.3 has the GNR/CWF SNC-3 fix and prints
+# /proc/schedstat version 17; 6.12 gets the fix only from the series'
+# backports (so gnr3 changes too) and prints version 16.
+SERIES = os.environ.get("TT_SERIES", "7.3")
+BASE = {
+    "7.3": {"schedstat": "17", "gnr_fixed_in_base": True},
+    "6.12": {"schedstat": "16", "gnr_fixed_in_base": False},
+}[SERIES]
+
 # Checks that fail intermittently because of kernel behaviour this series
 # does not change: reported as XFAIL (with the evidence) rather than FAIL, so
 # the tier stays usable; they pass when the kernel behaves. Each entry says
@@ -114,8 +124,13 @@ def layout(text):
 
 
 def numa_levels(text, cpu="cpu0"):
-    return sum(1 for s in tt(text, "SCHEDSTAT")
-               if s.startswith(cpu + " ") and s.split()[2] == "NUMA")
+    """NUMA levels of @cpu: from /proc/schedstat where its domain lines carry
+    the name (version 17 on), else from debugfs (version 16: 6.12)."""
+    if tt(text, "SCHEDSTAT_VERSION") not in (["15"], ["16"]):
+        return sum(1 for s in tt(text, "SCHEDSTAT")
+                   if s.startswith(cpu + " ") and s.split()[2] == "NUMA")
+    return sum(1 for s in tt(text, "DOMAIN")
+               if s.startswith(cpu + " ") and " name=NUMA " in s)
 
 
 def klog(text):
@@ -413,7 +428,7 @@ def main():
                 bad.append("top-level group crosses packages")
         check("hygon3-patched-no-cross-socket-groups", doms and not bad, "; ".join(bad) or "no sched_verbose block")
 
-    for topo in ("gnr3", "hygon1"):
+    for topo in ("gnr3", "hygon1") if BASE["gnr_fixed_in_base"] else ("hygon1",):
         b, p = logs[topo, "base"], logs[topo, "patched"]
         if b and p:
             check("%s-identical-domains" % topo, same_layout(b, p),
@@ -421,9 +436,25 @@ def main():
             errs = domain_errors(b) + domain_errors(p)
             check("%s-no-domain-errors" % topo, not errs, "; ".join(errs))
     b, p = logs["gnr3", "base"], logs["gnr3", "patched"]
-    if b and p:
+    if b and p and BASE["gnr_fixed_in_base"]:
         check("gnr3-snc-message-unchanged", "Fixing up SNC SLIT table." in klog(b) and
               "Fixing up SNC SLIT table." in klog(p) and "Averaging remote-package" not in klog(p))
+    elif b and p:
+        # 6.12: the base kernel predates 4d6dd05d07d0; the series backports
+        # it, so GNR changes like Hygon does, without the Hygon message.
+        n = numa_levels(b)
+        check("gnr3-base-numa-levels-5", n == 5, "baseline builds %d NUMA levels" % n)
+        check("gnr3-base-groups-dont-span", "groups don't span domain->span" in klog(b),
+              "baseline did not log it")
+        n = numa_levels(p)
+        check("gnr3-patched-numa-levels-3", n == 3, "patched builds %d NUMA levels" % n)
+        errs = domain_errors(p)
+        check("gnr3-patched-no-domain-errors", not errs, "; ".join(errs))
+        check("gnr3-patched-no-hygon-message", "Averaging remote-package" not in klog(p))
+        h = logs["hygon3", "patched"]
+        if h:
+            check("gnr3-patched-same-domains-as-hygon3-patched", same_layout(h, p),
+                  "the same SLIT builds different domains on GNR and Hygon")
 
     # /proc/schedstat: the base kernel's format, byte for byte apart from the
     # values, and accepted by perf's parser (versions 15-17 only).
@@ -456,8 +487,10 @@ def main():
 
     b, p = logs["hygon3", "base"], logs["hygon3", "patched"]
     if b and p:
-        check("schedstat-version-base-17", tt(b, "SCHEDSTAT_VERSION") == ["17"])
-        check("schedstat-version-patched-17", tt(p, "SCHEDSTAT_VERSION") == ["17"],
+        v = BASE["schedstat"]
+        check("schedstat-version-base-" + v, tt(b, "SCHEDSTAT_VERSION") == [v],
+              tt(b, "SCHEDSTAT_VERSION"))
+        check("schedstat-version-patched-" + v, tt(p, "SCHEDSTAT_VERSION") == [v],
               tt(p, "SCHEDSTAT_VERSION"))
 
         # SMT_BUDDY_ASSIST
