@@ -8,6 +8,9 @@
 # The mirror is taken from the machine's own apt sources (deb822 .sources
 # files first, then one-line sources.list entries) for the base's archive
 # (".../debian" or ".../debian-security"), so no host name is hard-coded here.
+#
+#   fetch.sh [--candidate]   (--candidate: print the version a fetch would
+#                             take, after the apt update, and download nothing)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -64,6 +67,11 @@ main() {
 	ver=${TOPOTUNE_KVERSION:-$(apt-cache "${opts[@]}" policy "$KPKG" |
 		awk '/Candidate:/ { print $2 }')}
 	[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "$KPKG not found in $KSUITE"
+	# --candidate: only say which version a fetch would take.
+	if [ "${1:-}" = --candidate ]; then
+		echo "$ver"
+		return
+	fi
 	local src="$KCACHE/src-$ver"
 	if [ -f "$src/.unpacked" ]; then
 		log "$KPKG $ver already unpacked in $src"

@@ -11,6 +11,21 @@
 #     --no-deps        do not apt-get install missing host packages
 #     --save-expected  rewrite tests/vm/expected/ (7.3) or
 #                      tests/vm/expected/S/ from this run
+#     --if-changed     run only if the tier's inputs for this base differ
+#                      from the last recorded full pass (see below)
+#     --record         after a full run (not --quick) with no failure, write
+#                      that record
+#
+# The record: a full run with --record that ends with no failure writes
+# tests/vm/expected/S/last-pass (7.3: tests/vm/expected/last-pass): the
+# content hash of the tier's inputs - the Debian version fetch.sh would take
+# now, kernel-patches/S/, kernel-patches/scripts/, the qemu config fragment,
+# this script, check.py, guest/, mkinitramfs.sh, the private bus config and
+# the expected layouts - and the result. Commit it with the change that was
+# tested. With --if-changed a run whose inputs hash to the recorded value
+# prints "SKIP" and "0 passed, 0 failed" instead of building and booting;
+# the agent binaries are not among the inputs (the planner is checked
+# against the expected layouts by the meson test guest-layouts, every run).
 #
 # Environment: TOPOTUNE_KCACHE (cache, default /var/cache/topotune/kernel),
 # TOPOTUNE_KVERSION (pin a fetched Debian version), TOPOTUNE_JOBS,
@@ -23,7 +38,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 kp="$here/../../kernel-patches"
-quick=0 deps=1 save=0
+quick=0 deps=1 save=0 ifchanged=0 recordpass=0
 series=${TOPOTUNE_KSERIES:-7.3}
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -31,7 +46,9 @@ while [ $# -gt 0 ]; do
 	--quick) quick=1 ;;
 	--no-deps) deps=0 ;;
 	--save-expected) save=1 ;;
-	*) echo "usage: $0 [--series S] [--quick] [--no-deps] [--save-expected]" >&2; exit 2 ;;
+	--if-changed) ifchanged=1 ;;
+	--record) recordpass=1 ;;
+	*) echo "usage: $0 [--series S] [--quick] [--no-deps] [--save-expected] [--if-changed] [--record]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -50,6 +67,13 @@ note() { echo "# $*" >&2; }
 finish() {
 	note "elapsed $(( $(date +%s) - start ))s"
 	echo "$passed passed, $failed failed"
+	if [ "$recordpass" = 1 ] && [ "$failed" = 0 ] && [ "$quick" = 0 ] && [ "$save" = 0 ] &&
+	   [ -n "${ver:-}" ]; then
+		printf 'inputs %s\nversion %s\nresult %s passed, 0 failed\ndate %s\nelapsed %ss\n' \
+			"$(inputs_hash "$ver")" "$ver" "$passed" "$(date -u +%Y-%m-%d)" \
+			"$(( $(date +%s) - start ))" >"$record"
+		note "recorded the pass in $record (commit it)"
+	fi
 	[ "$failed" = 0 ]
 	exit
 }
@@ -63,6 +87,32 @@ run_logged() {	# name logfile cmd...: run, keep output in logfile
 	tail -n 20 "$logf" | sed 's/^/#   /' >&2
 	return 1
 }
+
+# --- inputs unchanged since the recorded pass? -------------------------------
+repo=$(cd "$here/../.." && pwd)
+expected="$here/expected"
+[ "$series" = 7.3 ] || expected="$here/expected/$series"
+record="$expected/last-pass"
+inputs_hash() {	# VERSION: the content hash of what this tier run depends on
+	{
+		echo "version $1"
+		cd "$repo" && find "kernel-patches/$series" kernel-patches/scripts \
+			kernel-patches/config/topotune-qemu.config tests/vm/run-kernel-tier.sh \
+			tests/vm/check.py tests/vm/guest tests/vm/mkinitramfs.sh tests/private-bus.conf \
+			-type f | sort | xargs sha256sum
+		find "$expected" -maxdepth 1 -name '*.txt' -type f | sort | xargs -r cat
+	} | sha256sum | cut -c1-16
+}
+if [ "$ifchanged" = 1 ]; then
+	cand=$(TOPOTUNE_KSERIES=$series "$kp/scripts/fetch.sh" --candidate 2>/dev/null) || cand=""
+	if [ -n "$cand" ] && [ -f "$record" ] &&
+	   [ "$(sed -n 's/^inputs //p' "$record")" = "$(inputs_hash "$cand")" ]; then
+		echo "SKIP kernel-tier-$series: inputs unchanged since the recorded pass ($(sed -n 's/^result //p' "$record"), $(sed -n 's/^date //p' "$record"); $cand; $record)"
+		echo "0 passed, 0 failed"
+		exit 0
+	fi
+	note "inputs changed since the recorded pass (or no record, or no candidate version): running"
+fi
 
 # --- host dependencies ----------------------------------------------------
 if [ "$deps" = 1 ]; then
@@ -166,7 +216,6 @@ fi
 # --- initramfs --------------------------------------------------------------
 # The agent (topotuned, topotunectl) from the meson build dir, run in the
 # guest by the "agent" test; without a build the test is skipped.
-repo=$(cd "$here/../.." && pwd)
 bdir=${TOPOTUNE_BUILDDIR:-}
 if [ -z "$bdir" ]; then
 	bdir=$repo/build
@@ -255,8 +304,6 @@ done
 note "serial logs in $run"
 
 # --- assertions -------------------------------------------------------------
-expected="$here/expected"
-[ "$series" = 7.3 ] || expected="$here/expected/$series"
 args=("$run" "$expected")
 [ "$save" = 1 ] && { mkdir -p "$expected"; args+=(--save); }
 while read -r line; do
