@@ -3,8 +3,10 @@
 # Hygon C86 7447v (family 0x18 model 7, 384 CPUs, 6 NUMA nodes per socket)
 # sysroot running a kernel with the topotune series, install the shipped
 # configuration into it, and show what topotune makes of that machine:
-# identity, topology, the selected profile, the plan and the predicted
-# scheduler-domain layout. Nothing on this machine is changed.
+# identity, topology, the profiles, the plan of the selected profile
+# (balanced: kernel defaults on this machine), the plan and predicted
+# scheduler-domain layout of throughput (SMT_BUDDY_ASSIST on), and where that
+# value comes from. Nothing on this machine is changed.
 #
 # Usage: tools/demo.sh [SPEC]   (SPEC: a name from tests/sysroot/specs)
 set -eu
@@ -33,5 +35,10 @@ echo
 echo "## topotunectl plan"
 $ctl plan
 echo
-echo "## topotunectl explain smt_buddy_assist"
+echo "## topotunectl plan --profile throughput"
+$ctl plan --profile throughput
+echo
+echo "## topotunectl explain smt_buddy_assist   (with [daemon] profile = throughput)"
+mkdir -p "$tree/root/etc/topotune/topotune.conf.d"
+printf '[daemon]\nprofile = throughput\n' >"$tree/root/etc/topotune/topotune.conf.d/50-demo.conf"
 $ctl explain smt_buddy_assist

@@ -16,8 +16,10 @@ out=${TOPOTUNE_TEST_DIR:-$top}
 passed=0
 failed=0
 
-# The dbus tier needs a dbus-daemon, busctl, python3-dbus and dbusmock (polkit).
-"$top/tools/deps.sh" dbus systemd util-linux python3-dbus python3-gi python3-dbusmock || exit 2
+# The dbus tier needs a dbus-daemon, busctl, python3-dbus, dbusmock (polkit)
+# and prometheus_client's parser (metrics).
+"$top/tools/deps.sh" dbus systemd util-linux python3-dbus python3-gi python3-dbusmock \
+	python3-prometheus-client || exit 2
 # The fuzz tier: clang 14 and its libFuzzer and sanitizer runtimes.
 "$top/tools/deps.sh" clang libclang-rt-14-dev || exit 2
 # The packaging tier: rpm build, Ansible role, .deb in a debootstrap chroot.

@@ -254,6 +254,10 @@ static int state_save(Applier *a)
 		r = unlink_beneath(a->root_fd, STATE_FILE, false);
 		if (r < 0 && r != -ENOENT)
 			return fail(a, r, "/" STATE_FILE ": %s", strerror(-r));
+		/* A state.tmp a kill -9 left between its creation and its rename: never a record. */
+		r = unlink_beneath(a->root_fd, STATE_FILE ".tmp", false);
+		if (r < 0 && r != -ENOENT)
+			return fail(a, r, "/" STATE_FILE ".tmp: %s", strerror(-r));
 		return 0;
 	}
 	r = state_dir_open(a, true, &dir_fd);

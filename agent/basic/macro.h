@@ -106,6 +106,13 @@ static inline const char *startswith(const char *s, const char *prefix)
 	return strncmp(s, prefix, l) == 0 ? s + l : NULL;
 }
 
+static inline bool endswith(const char *s, const char *suffix)
+{
+	size_t l = strlen(s), k = strlen(suffix);
+
+	return l >= k && memcmp(s + l - k, suffix, k) == 0;
+}
+
 static inline const char *strempty(const char *s)
 {
 	return s ?: "";

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "online.h"
 #include "compare.h"
+#include "counters.h"
 #include "planner.h"
 #include "session.h"
 #include "strutil.h"
@@ -185,6 +186,25 @@ static void layout_json(const Plan *p, const Topology *t)
 	for (size_t i = 0; i < p->layout->n_numa_distances; i++)
 		json_int(&w, p->layout->numa_distances[i]);
 	json_end_array(&w);
+	/* Unknown node distances: the sched distances above are the kernel's default, not facts. */
+	json_key(&w, "sched_distances_assumed");
+	json_bool(&w, p->layout->distances_assumed);
+	if (p->layout->distances_assumed) {
+		json_key(&w, "assumed_distances");
+		json_begin_object(&w);
+		json_key(&w, "local");
+		json_int(&w, DOMAINS_LOCAL_DISTANCE);
+		json_key(&w, "remote");
+		json_int(&w, DOMAINS_REMOTE_DISTANCE);
+		json_key(&w, "why");
+		json_string(&w, DOMAINS_ASSUMED_DISTANCES_TEXT);
+		json_end_object(&w);
+	}
+	/* Core kinds without capacities: the asymmetric-capacity flags are left out, and why. */
+	if (p->layout->capacities_unknown) {
+		json_key(&w, "capacities_unknown");
+		json_string(&w, DOMAINS_CAPACITIES_UNKNOWN_TEXT);
+	}
 	json_key(&w, "cpus");
 	json_begin_array(&w);
 	CPUSET_FOREACH(cpu, &t->online) {
@@ -391,6 +411,41 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	return 0;
 }
 
+/*
+ * Without topotuned (or with --root) only the kernel's counters can be read:
+ * state, profile, settings and drift/repair counts live in the daemon. The
+ * output says so in a comment line (the format allows them) and on stderr.
+ */
+static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(kernel_counters_freep) KernelCounters *kc = NULL;
+	_cleanup_close_ int root_fd = -EBADF;
+	_cleanup_free_ char *text = NULL, *safe = NULL;
+	static const char note[] =
+		"%s: only the kernel's counters (/proc/schedstat, /proc/sched_smt_buddy_stat); "
+		"state, profile, settings, drift and repair counts and the domain layout come from topotuned";
+	StrBuf b = {};
+	int r;
+
+	if (argc > 1)
+		return log_error("metrics takes no arguments"), 2;
+	r = root_open(ctx->root, &root_fd);
+	if (r < 0)
+		return log_error_errno(r, "%s: %m", ctx->root), 2;
+	r = kernel_counters_load(root_fd, &kc);
+	if (r < 0)
+		return log_error_errno(r, "Reading the kernel's scheduler counters below %s failed: %m", ctx->root), 2;
+	strbuf_append(&b, "# ");
+	strbuf_appendf(&b, note, ctx->offline ? "offline (--root)" : "topotuned is not running");
+	strbuf_append(&b, "\n");
+	kernel_counters_metrics(kc, &b);
+	if (strbuf_steal(&b, &text) < 0 || !(safe = utf8_escape_invalid(text)))
+		return log_oom(), 2;
+	log_warning(note, ctx->offline ? "offline (--root)" : "topotuned is not running");
+	fputs(safe, stdout);
+	return fflush(stdout) == 0 ? 0 : 2;
+}
+
 int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct {
@@ -402,6 +457,8 @@ int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
 		{ "plan", verb_plan },
 		{ "layout", verb_layout },
 		{ "explain", verb_explain },
+		{ "check", verb_check },
+		{ "metrics", verb_metrics },
 	};
 	bool handled;
 	int r;

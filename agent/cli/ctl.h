@@ -13,10 +13,16 @@ typedef struct CtlContext {
 	bool json;                /* --json for every verb that has it */
 } CtlContext;
 
+/* The "schema" key of every --json document (topotunectl(1), JSON OUTPUT). */
+#define CTL_JSON_SCHEMA 1
+
 /* --cpu N: a CPU number below CPUSET_MAX_CPUS; logs and returns -EINVAL otherwise. */
 int parse_cpu_arg(const char *s, unsigned *ret);
 /* The options of a verb whose only one is --json: sets *json; -EINVAL for anything else. */
 int parse_json_option(int argc, char *argv[], bool *json);
+
+/* check.c: topotunectl check [--as PATH] [FILE...] */
+int verb_check(const CtlContext *ctx, int argc, char *argv[]);
 
 /* Run a verb; returns the process exit status (0 ok, 1 drift, 2 error). */
 int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[]);

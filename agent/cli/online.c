@@ -178,7 +178,7 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	_cleanup_strv_free_ char **reasons = NULL;
 	_cleanup_free_ char *state = NULL, *profile = NULL, *vendor = NULL, *name = NULL, *isolated = NULL,
-			    *housekeeping = NULL, *cmdline = NULL, *version = NULL;
+			    *housekeeping = NULL, *cmdline = NULL, *version = NULL, *reason = NULL, *source = NULL;
 	_cleanup_free_ SettingRow *rows = NULL;
 	size_t n_rows = 0;
 	TopologyInfo t = {};
@@ -196,6 +196,8 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	if (!state)
 		return call_failed("Reading State", &error, -EIO);
 	profile = get_string(bus, "ActiveProfile");
+	reason = get_string(bus, "ActiveProfileReason");
+	source = get_string(bus, "ActiveProfileSource");
 	vendor = get_string(bus, "CpuVendor");
 	name = get_string(bus, "CpuName");
 	isolated = get_string(bus, "IsolatedCpus");
@@ -243,6 +245,10 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 		json_end_array(&w);
 		json_key(&w, "profile");
 		json_string(&w, profile);
+		json_key(&w, "profile_reason");
+		json_string(&w, reason);
+		json_key(&w, "profile_source");
+		json_string(&w, source);
 		json_key(&w, "version");
 		json_string(&w, version);
 		json_key(&w, "cpu");
@@ -273,7 +279,10 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	}
 
 	printf("       State: %s\n", state);
-	printf("     Profile: %s\n", tty_text(strna(profile)));
+	printf("     Profile: %s", tty_text(strna(profile)));
+	if (reason && *reason)
+		printf(" (%s%s%s)", tty_text(reason), source && *source ? ", " : "", source && *source ? tty_text(source) : "");
+	printf("\n");
 	printf("         CPU: %s family 0x%x model 0x%x (%s)\n", tty_text(strna(vendor)), family, model,
 	       tty_text(strna(name)));
 	printf("    Topology: %u package%s, %u node%s (%u per package), %u cores, %u CPUs, %u LLCs, SMT %s\n",
@@ -340,14 +349,34 @@ static int verb_reload(const CtlContext *ctx, int argc, char *argv[])
 {
 	if (argc != 1)
 		return log_error("reload: no arguments expected"), 2;
-	return simple_call(ctx, "Reload", "Reload", "");
+	return simple_call(ctx, "Reload", "ReloadConfiguration", "b", isatty(STDIN_FILENO) > 0);
 }
 
 static int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
 {
-	if (argc != 2)
+	static const struct option options[] = { { "persistent", no_argument, NULL, 'p' }, {} };
+	bool persistent = false;
+	int c;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "p", options, NULL)) >= 0)
+		if (c == 'p')
+			persistent = true;
+		else
+			return 2;
+	if (argc - optind != 1)
 		return log_error("set-profile: expected one profile name (see 'topotunectl profiles')"), 2;
-	return simple_call(ctx, "SetProfile", "SetProfile", "sb", argv[1], isatty(STDIN_FILENO) > 0);
+	if (persistent)
+		return simple_call(ctx, "SetProfilePersistent", "SetProfilePersistent", "sb", argv[optind],
+				   isatty(STDIN_FILENO) > 0);
+	return simple_call(ctx, "SetProfile", "SetProfile", "sb", argv[optind], isatty(STDIN_FILENO) > 0);
+}
+
+static int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[])
+{
+	if (argc != 1)
+		return log_error("auto-profile: no arguments expected"), 2;
+	return simple_call(ctx, "AutoProfile", "AutoProfile", "b", isatty(STDIN_FILENO) > 0);
 }
 
 /*
@@ -369,6 +398,29 @@ static const char *not_applied_setting(const char *reason, char **ret_setting)
 		return NULL;
 	*ret_setting = TAKE_PTR(name);
 	return colon + 2;
+}
+
+static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	const char *text;
+	int r;
+
+	if (argc > 1)
+		return log_error("metrics takes no arguments"), 2;
+	r = connect_or_explain(ctx, &bus);
+	if (r)
+		return r;
+	r = sd_bus_call_method(bus, DEST, PATH, IFACE, "Metrics", &error, &reply, "");
+	if (r >= 0)
+		r = sd_bus_message_read(reply, "s", &text);
+	if (r < 0)
+		return call_failed("Metrics", &error, r);
+	/* Already the exposition format, valid UTF-8: printed as it is, for a collector to read. */
+	fputs(text, stdout);
+	return fflush(stdout) == 0 ? 0 : 2;
 }
 
 static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
@@ -626,14 +678,19 @@ int online_dispatch(const CtlContext *ctx, int argc, char *argv[], bool *ret_han
 		{ "reload", verb_reload, true },
 		{ "verify", verb_verify, true },
 		{ "set-profile", verb_set_profile, true },
+		{ "auto-profile", verb_auto_profile, true },
 		{ "profiles", verb_profiles, false },
 		{ "layout", verb_layout, false },
+		{ "metrics", verb_metrics, false },
 	};
 
 	*ret_handled = false;
-	/* Comparing with the kernel's own report is an in-process job. */
-	if (streq(argv[0], "layout") && strv_contains(argv, "--compare"))
-		return 0;
+	/* Comparing with the kernel's own report, and predicting another profile, are in-process jobs. */
+	if (streq(argv[0], "layout"))
+		for (int i = 1; i < argc; i++)
+			if (streq(argv[i], "--compare") || streq(argv[i], "--profile") ||
+			    startswith(argv[i], "--profile=") || startswith(argv[i], "-p"))
+				return 0;
 	for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
 		if (!streq(argv[0], verbs[i].name))
 			continue;

@@ -7,15 +7,20 @@
 void print_identity(FILE *f, const CpuIdentity *id)
 {
 	fprintf(f, "CPU:        %s", cpu_vendor_to_string(id->vendor));
-	if (id->have_family)
-		fprintf(f, " family 0x%x model 0x%x stepping %u", id->family, id->model, id->stepping);
-	else
+	if (id->have_family) {
+		fprintf(f, " family 0x%x model 0x%x", id->family, id->model);
+		if (id->have_stepping)
+			fprintf(f, " stepping %u", id->stepping);
+	} else
 		fprintf(f, " %s", id->arch);
 	fprintf(f, "\n");
 	if (id->brand[0])
 		fprintf(f, "Name:       %s\n", id->brand);
 	if (id->codename[0])
 		fprintf(f, "Codename:   %s\n", id->codename);
+	else if (id->codename_note[0])
+		fprintf(f, "Codename:   %s (family 0x%x model 0x%x)\n",
+			startswith(id->codename_note, "codename ") ?: id->codename_note, id->family, id->model);
 	fprintf(f, "Identified: %s (%s)\n", identity_source_to_string(id->source), id->vendor_string);
 }
 
@@ -33,6 +38,8 @@ void print_topology(FILE *f, const Topology *t)
 	print_set_line(f, "Online:", &t->online);
 	if (!cpuset_is_empty(&t->offline))
 		print_set_line(f, "Offline:", &t->offline);
+	if (!cpuset_is_empty(&t->missing))
+		print_set_line(f, "Missing:", &t->missing);
 	fprintf(f, "Packages:   %zu\n", t->packages.n);
 	if (t->dies.n)
 		fprintf(f, "Dies:       %zu\n", t->dies.n);
@@ -50,6 +57,22 @@ void print_topology(FILE *f, const Topology *t)
 		if (cpuset_format_list(&t->nodes.items[i].cpus, &l) < 0)
 			return;
 		fprintf(f, "  node%-4d  %s\n", t->nodes.items[i].id, *l ? l : "(no CPUs)");
+	}
+	if (t->kinds.n > 0) {
+		fprintf(f, "Core kinds: %zu (from %s)\n", t->kinds.n, t->kinds.source);
+		for (size_t i = 0; i < t->kinds.n; i++) {
+			const TopoKind *k = &t->kinds.items[i];
+			_cleanup_free_ char *l = NULL;
+
+			if (cpuset_format_list(&k->cpus, &l) < 0)
+				return;
+			fprintf(f, "  %-13s %s, ", k->key, k->name);
+			if (k->capacity)
+				fprintf(f, "capacity %u", k->capacity);
+			else
+				fprintf(f, "capacity unknown");
+			fprintf(f, ": %s (%u)\n", l, cpuset_count(&k->cpus));
+		}
 	}
 	if (t->distance && t->nodes.n > 1) {
 		fprintf(f, "Distances:\n  node ");
@@ -109,8 +132,18 @@ void print_topology_json(FILE *f, const CpuIdentity *id, const Topology *t)
 			json_int(&w, id->family);
 			json_key(&w, "model");
 			json_int(&w, id->model);
-			json_key(&w, "stepping");
-			json_int(&w, id->stepping);
+			if (id->have_stepping) {
+				json_key(&w, "stepping");
+				json_int(&w, id->stepping);
+			}
+		}
+		/* Only a codename the linked libcpuid can know; else why not. */
+		if (id->codename[0]) {
+			json_key(&w, "codename");
+			json_string(&w, id->codename);
+		} else if (id->codename_note[0]) {
+			json_key(&w, "codename_note");
+			json_string(&w, id->codename_note);
 		}
 		json_key(&w, "name");
 		json_string(&w, id->brand);
@@ -123,6 +156,7 @@ void print_topology_json(FILE *f, const CpuIdentity *id, const Topology *t)
 	json_set(&w, "online", &t->online);
 	json_set(&w, "offline", &t->offline);
 	json_set(&w, "present", &t->present);
+	json_set(&w, "missing", &t->missing);
 	json_key(&w, "packages");
 	json_int(&w, (long long)t->packages.n);
 	json_key(&w, "dies");
@@ -146,6 +180,45 @@ void print_topology_json(FILE *f, const CpuIdentity *id, const Topology *t)
 	json_groups(&w, "package_list", &t->packages);
 	json_groups(&w, "llc_list", &t->llcs);
 	json_groups(&w, "node_list", &t->nodes);
+	json_key(&w, "core_kinds");
+	json_begin_array(&w);
+	for (size_t i = 0; i < t->kinds.n; i++) {
+		const TopoKind *k = &t->kinds.items[i];
+		char hex[8];
+
+		json_begin_object(&w);
+		json_key(&w, "kind");
+		json_string(&w, k->key);
+		json_key(&w, "name");
+		json_string(&w, k->name);
+		if (*k->core_type) {
+			json_key(&w, "core_type");
+			json_string(&w, k->core_type);
+		}
+		if (k->have_midr) {
+			json_key(&w, "implementer");
+			snprintf(hex, sizeof(hex), "0x%02x", k->implementer);
+			json_string(&w, hex);
+			json_key(&w, "part");
+			snprintf(hex, sizeof(hex), "0x%03x", k->part);
+			json_string(&w, hex);
+		}
+		json_key(&w, "capacity");
+		if (k->capacity)
+			json_int(&w, k->capacity);
+		else
+			json_null(&w);
+		json_set(&w, "cpus", &k->cpus);
+		json_key(&w, "count");
+		json_int(&w, cpuset_count(&k->cpus));
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_key(&w, "core_kinds_source");
+	if (t->kinds.n)
+		json_string(&w, t->kinds.source);
+	else
+		json_null(&w);
 	json_key(&w, "distances");
 	if (t->distance) {
 		json_begin_array(&w);

@@ -92,6 +92,54 @@ static void copy_trimmed(char *dst, size_t n, const char *src)
 	strip_trailing(dst);
 }
 
+/*
+ * The parts whose codenames a libcpuid release has in its tables, by
+ * vendor, family and model range, since which release (major * 100 +
+ * minor). For anything else libcpuid's tables fall back to the nearest
+ * older entry and name a part that it is not: 0.6.2 calls an EPYC 9655
+ * (family 0x1a) "Abu Dhabi", an EPYC 9654 (Genoa, 0x19/0x11) "EPYC
+ * (Milan)" and a Xeon w9-3475X (Sapphire Rapids, 6/0x8f) "Xeon
+ * (Conroe/2M)". Only rows checked against a release's ChangeLog and
+ * tables are listed; what a later release added is not assumed.
+ */
+static const struct {
+	unsigned since;
+	CpuVendor vendor;
+	unsigned family_lo, family_hi, model_lo, model_hi;
+} codename_table[] = {
+	/* K8 to Zen 2 (0.5.0 added Zen 2; Hygon is never named by libcpuid's codename). */
+	{ 5, CPU_VENDOR_AMD, 0x0f, 0x17, 0x00, 0xff },
+	/* Zen 3: Milan, Vermeer, Cezanne (0.5.1), Rembrandt, Lucienne, Barcelo (0.6.0). */
+	{ 6, CPU_VENDOR_AMD, 0x19, 0x19, 0x00, 0x0f },
+	{ 6, CPU_VENDOR_AMD, 0x19, 0x19, 0x20, 0x2f },
+	{ 6, CPU_VENDOR_AMD, 0x19, 0x19, 0x40, 0x5f },
+	/* Pentium to Skylake-SP and Coffee Lake; Ice Lake, Comet Lake, Rocket Lake, Tiger Lake, Alder Lake clients. */
+	{ 5, CPU_VENDOR_INTEL, 0x05, 0x05, 0x00, 0xff },
+	{ 5, CPU_VENDOR_INTEL, 0x0f, 0x0f, 0x00, 0xff },
+	{ 5, CPU_VENDOR_INTEL, 0x06, 0x06, 0x00, 0x5f },
+	{ 5, CPU_VENDOR_INTEL, 0x06, 0x06, 0x7e, 0x7e },
+	{ 5, CPU_VENDOR_INTEL, 0x06, 0x06, 0x8e, 0x8e },
+	{ 5, CPU_VENDOR_INTEL, 0x06, 0x06, 0x9e, 0x9e },
+	{ 5, CPU_VENDOR_INTEL, 0x06, 0x06, 0xa5, 0xa7 },
+	{ 6, CPU_VENDOR_INTEL, 0x06, 0x06, 0x8c, 0x8d },
+	{ 6, CPU_VENDOR_INTEL, 0x06, 0x06, 0x97, 0x97 },
+	{ 6, CPU_VENDOR_INTEL, 0x06, 0x06, 0x9a, 0x9a },
+};
+
+bool cpuid_codename_known(const char *version, CpuVendor vendor, unsigned family, unsigned model)
+{
+	unsigned major, minor;
+
+	if (!version || sscanf(version, "%u.%u", &major, &minor) != 2 || major > 100 || minor > 99)
+		return false;
+	for (size_t i = 0; i < ELEMENTSOF(codename_table); i++)
+		if (major * 100 + minor >= codename_table[i].since && vendor == codename_table[i].vendor &&
+		    family >= codename_table[i].family_lo && family <= codename_table[i].family_hi &&
+		    model >= codename_table[i].model_lo && model <= codename_table[i].model_hi)
+			return true;
+	return false;
+}
+
 static int identity_from_libcpuid(struct cpu_raw_data_t *raw, IdentitySource source, CpuIdentity *ret)
 {
 	struct cpu_id_t data = {};
@@ -110,9 +158,16 @@ static int identity_from_libcpuid(struct cpu_raw_data_t *raw, IdentitySource sou
 	id.family = (unsigned)data.ext_family;
 	id.model = (unsigned)data.ext_model;
 	id.stepping = (unsigned)data.stepping;
+	id.have_stepping = true;
 	copy_trimmed(id.brand, sizeof(id.brand), data.brand_str);
-	if (id.vendor != CPU_VENDOR_HYGON)
+	/* Decided against the library actually linked, which may differ from the headers built against. */
+	if (id.vendor == CPU_VENDOR_HYGON || !data.cpu_codename[0])
+		;
+	else if (cpuid_codename_known(cpuid_lib_version(), id.vendor, id.family, id.model))
 		snprintf(id.codename, sizeof(id.codename), "%s", data.cpu_codename);
+	else
+		snprintf(id.codename_note, sizeof(id.codename_note), "codename unknown to libcpuid %s",
+			 cpuid_lib_version());
 	id.source = source;
 	*ret = id;
 	return 0;
@@ -207,7 +262,7 @@ int cpuid_parse_cpuinfo(const char *text, CpuIdentity *ret)
 		r = parse_number_field(text, "model", &id.model);
 		if (r < 0)
 			return r;
-		(void)parse_number_field(text, "stepping", &id.stepping);
+		id.have_stepping = parse_number_field(text, "stepping", &id.stepping) >= 0;
 		id.have_family = true;
 		if (cpuinfo_field(text, "model name", buf, sizeof(buf)))
 			snprintf(id.brand, sizeof(id.brand), "%s", buf);
@@ -333,10 +388,14 @@ int cpu_identity_describe(const CpuIdentity *id, char **ret)
 {
 	char *s;
 
-	if (id->have_family)
-		s = strprintf("%s family 0x%x model 0x%x stepping %u%s%s%s", cpu_vendor_to_string(id->vendor),
-			      id->family, id->model, id->stepping, id->brand[0] ? " (" : "", id->brand,
-			      id->brand[0] ? ")" : "");
+	if (id->have_family) {
+		char stepping[24] = "";
+
+		if (id->have_stepping)
+			snprintf(stepping, sizeof(stepping), " stepping %u", id->stepping);
+		s = strprintf("%s family 0x%x model 0x%x%s%s%s%s", cpu_vendor_to_string(id->vendor), id->family,
+			      id->model, stepping, id->brand[0] ? " (" : "", id->brand, id->brand[0] ? ")" : "");
+	}
 	else
 		s = strprintf("%s %s%s%s%s", cpu_vendor_to_string(id->vendor), id->arch, id->brand[0] ? " (" : "",
 			      id->brand, id->brand[0] ? ")" : "");

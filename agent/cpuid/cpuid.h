@@ -34,7 +34,8 @@ typedef struct CpuIdentity {
 	CpuVendor vendor;
 	char vendor_string[32];   /* as the CPU says it: "HygonGenuine", "0x48" */
 	char arch[16];            /* "x86", "arm64", "powerpc", "s390", "riscv" */
-	bool have_family;         /* x86 family/model/stepping are meaningful */
+	bool have_family;         /* x86 family/model are meaningful */
+	bool have_stepping;       /* and the stepping (the modalias has none) */
 	unsigned family, model, stepping;   /* display values (0x18, 7, ...) */
 	char brand[128];          /* model name / brand string, may be empty */
 	/*
@@ -42,6 +43,12 @@ typedef struct CpuIdentity {
 	 * libcpuid names are wrong: Hygon parts are told apart by number.
 	 */
 	char codename[64];
+	/*
+	 * Why there is no codename although libcpuid gave one: "codename
+	 * unknown to libcpuid 0.6.2" when the part is newer than what the
+	 * linked release can name (its tables then name an older part).
+	 */
+	char codename_note[64];
 	IdentitySource source;
 } CpuIdentity;
 
@@ -72,6 +79,13 @@ int cpuid_parse_modalias(const char *text, CpuIdentity *ret);
  * then the sysroot files; on a sysroot only its files.
  */
 int cpuid_identify(int root_fd, bool live, const char *dump, CpuIdentity *ret);
+
+/*
+ * Whether libcpuid release @version ("0.6.2") can know the codename of
+ * @vendor @family @model: a table of the parts each release names. A
+ * release newer than the table is held to the newest row's knowledge.
+ */
+bool cpuid_codename_known(const char *version, CpuVendor vendor, unsigned family, unsigned model) _pure_;
 
 /* "Hygon family 0x18 model 0x7 (C86 7447v ...)" style one-liner. */
 int cpu_identity_describe(const CpuIdentity *id, char **ret);

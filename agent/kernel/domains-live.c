@@ -99,8 +99,9 @@ int schedstat_parse(const char *text, LiveLayout **ret)
 			if (safe_atou_base(p, 10, &n) < 0)
 				return -EBADMSG;
 			r = ensure_slot(l, n);
-			if (r >= 0)
-				r = cpuset_add(&l->listed, n);
+			if (r < 0)
+				return r;
+			r = cpuset_add(&l->listed, n);
 			if (r < 0)
 				return r;
 			cpu = (int)n;

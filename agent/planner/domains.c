@@ -12,7 +12,11 @@
  *  - sd_init() flags, NUMA levels beyond RECLAIM_DISTANCE lose
  *    EXEC/FORK/WAKE_AFFINE, relax_domain_level clears NEWIDLE|WAKE at
  *    levels >= the request (set_domain_attribute());
- *  - cpu_attach_domain() drops degenerate parents and a degenerate base.
+ *  - cpu_attach_domain() drops degenerate parents and a degenerate base;
+ *  - asym_cpu_capacity_classify(): a domain that spans CPUs of two or more
+ *    capacities gets SD_ASYM_CPUCAPACITY, and _FULL as well when it spans
+ *    every capacity present in the cpu_map. The capacities are the core
+ *    kinds' cpu_capacity; CPUs of unknown capacity take no part.
  */
 #include <assert.h>
 
@@ -115,7 +119,7 @@ unsigned domains_sched_distance(const Topology *t, const CpuIdentity *id, const 
 	if (ret_averaged)
 		*ret_averaged = false;
 	if (!t->distance)
-		return a == b ? 10 : 20;
+		return a == b ? DOMAINS_LOCAL_DISTANCE : DOMAINS_REMOTE_DISTANCE;
 	if (!averaging_applies(t, id, caps) || a / u == b / u || !slit_valid(t))
 		return topology_distance(t, a, b);
 
@@ -152,6 +156,8 @@ static int add_unique(unsigned **v, size_t *n, unsigned d)
 typedef struct Ctx {
 	const DomainInput *in;
 	const Topology *t;
+	CpuSet *capacity_spans;   /* the kernel's asym_cap_list: CPUs per distinct capacity */
+	size_t n_capacities;
 	unsigned *dist;           /* nodes.n^2 sched distances */
 	TopoLevel tl[64];
 	size_t n_tl;
@@ -242,6 +248,57 @@ static unsigned level_flags(Ctx *c, const TopoLevel *tl, int level)
 	return f;
 }
 
+/* asym_cpu_capacity_classify() */
+static unsigned asym_capacity_flags(const Ctx *c, const CpuSet *span)
+{
+	unsigned count = 0, miss = 0;
+
+	for (size_t i = 0; i < c->n_capacities; i++) {
+		if (cpuset_intersects(span, &c->capacity_spans[i]))
+			count++;
+		else if (cpuset_intersects(c->in->cpu_map, &c->capacity_spans[i]))
+			miss++;
+	}
+	if (count < 2)
+		return 0;
+	return miss ? SD_ASYM_CPUCAPACITY : SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL;
+}
+
+/* asym_cpu_capacity_scan(): the CPUs of each distinct capacity; none when there is only one. */
+static int capacity_spans(Ctx *c)
+{
+	const TopoKindList *k = &c->t->kinds;
+	_cleanup_free_ unsigned *caps = NULL;
+	bool unknown = false;
+
+	c->capacity_spans = calloc(k->n ?: 1, sizeof(CpuSet));
+	caps = calloc(k->n ?: 1, sizeof(unsigned));
+	if (!c->capacity_spans || !caps)
+		return -ENOMEM;
+	for (size_t i = 0; i < k->n; i++) {
+		size_t j;
+		int r;
+
+		if (!k->items[i].capacity) {
+			unknown = true;
+			continue;
+		}
+		/* Kinds of one capacity (A710 and A715 at 855) are one entry. */
+		for (j = 0; j < c->n_capacities; j++)
+			if (caps[j] == k->items[i].capacity)
+				break;
+		if (j == c->n_capacities)
+			caps[c->n_capacities++] = k->items[i].capacity;
+		r = cpuset_or(&c->capacity_spans[j], &k->items[i].cpus);
+		if (r < 0)
+			return r;
+	}
+	c->l->capacities_unknown = unknown && c->n_capacities == 0 && topology_heterogeneous(c->t);
+	if (c->n_capacities == 1)
+		c->n_capacities = 0;
+	return 0;
+}
+
 typedef struct Built {
 	SchedDomain *sd;
 	size_t n;
@@ -281,7 +338,7 @@ static int build_cpu(Ctx *c, unsigned cpu, Built *ret)
 		}
 		sd->level = (int)i;
 		sd->name = tl_names[c->tl[i].kind];
-		sd->flags = level_flags(c, &c->tl[i], sd->level);
+		sd->flags = level_flags(c, &c->tl[i], sd->level) | asym_capacity_flags(c, &sd->span);
 		if (c->tl[i].kind == TL_NODE || c->tl[i].kind == TL_NUMA)
 			sd->distance = c->l->numa_distances[c->tl[i].numa_level];
 		if (cpuset_equal(&sd->span, c->in->cpu_map))
@@ -497,6 +554,11 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 				return r;
 		}
 	c.dist = dist;
+	r = capacity_spans(&c);
+	if (r < 0)
+		goto out_caps;
+	/* A kernel without NUMA (no node directory) has no distances to know. */
+	l->distances_assumed = !t->distance && !t->nodes_synthetic;
 
 	/* The topology table. */
 	c.tl[c.n_tl++] = (TopoLevel) { TL_SMT, 0 };
@@ -509,13 +571,13 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 
 	r = cpuset_copy(&map, in->cpu_map);
 	if (r < 0)
-		return r;
+		goto out_caps;
 	cpuset_and(&map, &t->online);
 
 	all = calloc(t->n_slots ?: 1, sizeof(Built));
 	if (!all) {
-		cpuset_done(&map);
-		return -ENOMEM;
+		r = -ENOMEM;
+		goto out;
 	}
 	CPUSET_FOREACH(cpu, &map) {
 		r = build_cpu(&c, (unsigned)cpu, &all[cpu]);
@@ -534,10 +596,14 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 	*ret = TAKE_PTR(l);
 	r = 0;
 out:
-	for (unsigned i = 0; i < t->n_slots; i++)
+	for (unsigned i = 0; all && i < t->n_slots; i++)
 		built_done(&all[i]);
 	free(all);
 	cpuset_done(&map);
+out_caps:
+	for (size_t i = 0; c.capacity_spans && i < t->kinds.n; i++)
+		cpuset_done(&c.capacity_spans[i]);
+	free(c.capacity_spans);
 	return r;
 }
 
@@ -610,7 +676,11 @@ int domain_layout_format(const DomainLayout *l, unsigned cpu, char **ret)
 			strbuf_appendf(&b, "  %d %-4s %4u cpus  %-28s newidle=%s", sd->level, sd->name,
 				       cpuset_count(&sd->span), span, sd->newidle ? "yes" : "no");
 			if (sd->distance)
-				strbuf_appendf(&b, " distance=%u", sd->distance);
+				strbuf_appendf(&b, " distance=%u%s", sd->distance,
+					       l->distances_assumed ? " (assumed)" : "");
+			if (sd->flags & SD_ASYM_CPUCAPACITY)
+				strbuf_appendf(&b, " asym-capacity=%s",
+					       sd->flags & SD_ASYM_CPUCAPACITY_FULL ? "full" : "partial");
 			strbuf_append(&b, "\n");
 		}
 	}
@@ -654,8 +724,13 @@ int domain_layout_format(const DomainLayout *l, unsigned cpu, char **ret)
 		strbuf_append(&b, "sched distances:");
 		for (size_t i = 0; i < l->n_numa_distances; i++)
 			strbuf_appendf(&b, " %u", l->numa_distances[i]);
-		strbuf_appendf(&b, "%s\n", l->averaged ? " (off-package distances averaged)" : "");
+		strbuf_appendf(&b, "%s%s\n", l->averaged ? " (off-package distances averaged)" : "",
+			       l->distances_assumed ? " (assumed)" : "");
 	}
+	if (l->distances_assumed)
+		strbuf_append(&b, DOMAINS_ASSUMED_DISTANCES_TEXT "\n");
+	if (l->capacities_unknown)
+		strbuf_append(&b, DOMAINS_CAPACITIES_UNKNOWN_TEXT "\n");
 	STRV_FOREACH(w, l->warnings)
 		strbuf_appendf(&b, "kernel would log: %s\n", *w);
 	return strbuf_steal(&b, ret);

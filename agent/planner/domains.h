@@ -36,6 +36,22 @@ enum {
 	 SD_ASYM_CPUCAPACITY | SD_ASYM_CPUCAPACITY_FULL | SD_SHARE_CPUCAPACITY | SD_CLUSTER |  \
 	 SD_SHARE_LLC | SD_SERIALIZE | SD_ASYM_PACKING | SD_PREFER_SIBLING | SD_NUMA)
 
+/* include/linux/topology.h LOCAL_DISTANCE, REMOTE_DISTANCE: node_distance() without a SLIT. */
+#define DOMAINS_LOCAL_DISTANCE 10U
+#define DOMAINS_REMOTE_DISTANCE 20U
+
+/* How a layout with unknown node distances says what it assumed. */
+#define DOMAINS_ASSUMED_DISTANCES_TEXT                                                         \
+	"NUMA distances unknown (no node distance files): assumed the kernel's default without a " \
+	"SLIT, 10 within a node and 20 between nodes"
+
+/* How a layout of a machine with core kinds but no capacities says what it left out. */
+#define DOMAINS_CAPACITIES_UNKNOWN_TEXT                                                          \
+	"core kinds differ but the kernel exposes no CPU capacities (x86 has no cpu_capacity): "   \
+	"no SD_ASYM_CPUCAPACITY predicted; the kernel sets it only where intel_pstate enables "    \
+	"hybrid capacity scaling (hybrid parts without SMT), else ITMT's SD_ASYM_PACKING, which "  \
+	"this model does not predict"
+
 typedef struct SchedDomain {
 	int level;          /* sd->level: counts degenerate levels too */
 	const char *name;   /* SMT CLS MC PKG NODE NUMA */
@@ -66,6 +82,17 @@ typedef struct DomainLayout {
 	unsigned *numa_distances; /* sorted unique sched distances */
 	size_t n_numa_distances;
 	bool averaged;            /* off-package distances averaged (SNC-3 style) */
+	/*
+	 * The node distances are unknown (no nodeN/distance): the sched
+	 * distances are the kernel's default without a SLIT, DOMAINS_LOCAL_DISTANCE
+	 * within a node and DOMAINS_REMOTE_DISTANCE between nodes, not facts.
+	 */
+	bool distances_assumed;
+	/*
+	 * The CPUs are of several kinds but no capacity is known: the
+	 * asymmetric-capacity flags cannot be predicted (DOMAINS_CAPACITIES_UNKNOWN_TEXT).
+	 */
+	bool capacities_unknown;
 	int newidle_limit;        /* levels >= this skip newidle via SMT_BUDDY_ASSIST, -1 none */
 	char **warnings;          /* what the kernel would print (ERROR: ...) */
 } DomainLayout;

@@ -211,8 +211,13 @@ static int plan_relax(const PlanInput *in, Plan *p)
 			want >= 0 ? "add relax_domain_level= to" : "remove relax_domain_level= from");
 }
 
-/* Add the last @n cores of @group (ordered by first CPU) to @ret, leaving one. */
-static int take_last_cores(const Topology *t, const CpuSet *group, unsigned n, CpuSet *ret, unsigned *ret_taken)
+/*
+ * Add the last @n cores of @group (ordered by first CPU) to @ret, leaving
+ * one. With @kind >= 0 only cores of that kind are taken; the one left may
+ * be of any kind.
+ */
+static int take_last_cores(const Topology *t, const CpuSet *group, unsigned n, int kind, CpuSet *ret,
+			   unsigned *ret_taken)
 {
 	unsigned taken = 0, cores = 0;
 	int r;
@@ -224,6 +229,8 @@ static int take_last_cores(const Topology *t, const CpuSet *group, unsigned n, C
 		const CpuSet *core;
 
 		if (!cpuset_contains(group, (unsigned)cpu) || t->cpus[cpu].core < 0)
+			continue;
+		if (kind >= 0 && t->cpus[cpu].kind != kind)
 			continue;
 		core = &t->cores.items[t->cpus[cpu].core].cpus;
 		if (cpuset_first(core) != cpu || cpuset_intersects(core, ret))
@@ -238,6 +245,26 @@ static int take_last_cores(const Topology *t, const CpuSet *group, unsigned n, C
 	return 0;
 }
 
+/*
+ * On a machine of several core kinds, the kind auto: isolation takes in
+ * @group: the lowest-capacity one it has (kinds are ordered so; without
+ * capacities Intel's atom before core). Isolated CPUs serve a workload
+ * that asked for them, and the housekeeping set keeps the big cores the
+ * scheduler places everything else on; one kind per group keeps the
+ * isolated CPUs alike. -1: no kinds known, any core.
+ */
+static int group_kind(const Topology *t, const CpuSet *group)
+{
+	int best = -1;
+
+	if (!topology_heterogeneous(t))
+		return -1;
+	CPUSET_FOREACH(cpu, group)
+		if (t->cpus[cpu].kind >= 0 && (best < 0 || t->cpus[cpu].kind < best))
+			best = t->cpus[cpu].kind;
+	return best;
+}
+
 int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSet *ret)
 {
 	CpuSet set = {};
@@ -248,10 +275,12 @@ int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSe
 
 	if (mode == ISOLATION_PER_LLC) {
 		for (size_t i = 0; i < t->llcs.n && r >= 0; i++)
-			r = take_last_cores(t, &t->llcs.items[i].cpus, n, &set, NULL);
+			r = take_last_cores(t, &t->llcs.items[i].cpus, n, group_kind(t, &t->llcs.items[i].cpus), &set,
+					    NULL);
 	} else if (mode == ISOLATION_PER_NODE) {
 		for (size_t i = 0; i < t->nodes.n && r >= 0; i++) {
 			const CpuSet *node = &t->nodes.items[i].cpus;
+			int kind = group_kind(t, node);
 			unsigned need = n;
 
 			if (cpuset_is_empty(node))
@@ -268,7 +297,7 @@ int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSe
 					cpuset_and(&part, node);
 					/* Keep one core per node: only the node's first LLC may not be emptied. */
 					if (cpuset_first(&part) == cpuset_first(node))
-						r = take_last_cores(t, &part, need, &set, &got);
+						r = take_last_cores(t, &part, need, kind, &set, &got);
 					else {
 						CpuSet tmp = {};
 
@@ -276,7 +305,7 @@ int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSe
 						if (r >= 0)
 							r = cpuset_add(&tmp, (unsigned)cpuset_first(node));
 						if (r >= 0)
-							r = take_last_cores(t, &tmp, need, &set, &got);
+							r = take_last_cores(t, &tmp, need, kind, &set, &got);
 						cpuset_done(&tmp);
 					}
 				}
@@ -284,7 +313,7 @@ int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSe
 				need -= MIN(need, got);
 			}
 			if (t->llcs.n == 0 && r >= 0)
-				r = take_last_cores(t, node, n, &set, NULL);
+				r = take_last_cores(t, node, n, kind, &set, NULL);
 		}
 	} else
 		r = -EINVAL;
@@ -295,6 +324,34 @@ int plan_auto_isolation(const Topology *t, IsolationMode mode, unsigned n, CpuSe
 	cpuset_done(ret);
 	*ret = set;
 	return 0;
+}
+
+/* "auto: last cores of every LLC" and, with core kinds, which kinds they are. */
+static int auto_isolation_why(const Topology *t, IsolationMode mode, const CpuSet *want, char **ret)
+{
+	StrBuf b = {};
+	bool first = true;
+
+	strbuf_appendf(&b, "auto: last cores of every %s", mode == ISOLATION_PER_LLC ? "LLC" : "node");
+	if (topology_heterogeneous(t)) {
+		strbuf_append(&b, ", of the lowest-capacity core kind in each: ");
+		for (size_t k = 0; k < t->kinds.n; k++) {
+			const TopoKind *kd = &t->kinds.items[k];
+
+			if (!cpuset_intersects(&kd->cpus, want))
+				continue;
+			if (streq(kd->name, "unidentified"))
+				strbuf_appendf(&b, "%scores of capacity %u", first ? "" : ", ", kd->capacity);
+			else if (kd->capacity)
+				strbuf_appendf(&b, "%s%s (capacity %u)", first ? "" : ", ", kd->name, kd->capacity);
+			else
+				strbuf_appendf(&b, "%s%s", first ? "" : ", ", kd->name);
+			first = false;
+		}
+		if (first)
+			strbuf_append(&b, "none could be taken");
+	}
+	return strbuf_steal(&b, ret);
 }
 
 static int plan_isolation(const PlanInput *in, Plan *p)
@@ -388,18 +445,28 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 
 	if (k->isolated_known && cpuset_equal(&want, &k->isolated))
 		r = step_set(st, STEP_NONE, "cpuset_partition", o, "already isolated as wanted");
-	else if (!k->cgroup_v2_cpuset || !k->cpuset_partitions)
+	else if (cpuset_is_empty(&want) && (!k->cgroup_v2_cpuset || !k->cpuset_partitions)) {
+		/* Nothing can be isolated through partitions here, so none are: in sync, nothing to use. */
+		r = strprintf_to(&st->from, "none");
+		if (r >= 0)
+			r = step_set(st, STEP_NONE, NULL, o,
+				     "no isolated CPUs wanted, and without cgroup v2 cpuset partitions (%s) none are",
+				     !k->cgroup_v2 ? "no cgroup v2 hierarchy" :
+				     !k->cgroup_v2_cpuset ? "cpuset controller not available" : "kernel older than 5.11");
+	} else if (!k->cgroup_v2_cpuset || !k->cpuset_partitions)
 		r = step_set(st, STEP_UNSUPPORTED, NULL, o,
 			     "isolation needs cgroup v2 cpuset partitions (%s)",
 			     !k->cgroup_v2 ? "no cgroup v2 hierarchy; cgroup v1 is refused" :
 			     !k->cgroup_v2_cpuset ? "cpuset controller not available" : "kernel older than 5.11");
 	else {
+		_cleanup_free_ char *why = NULL;
+
 		r = cpuset_copy(&p->isolated, &want);
+		if (r >= 0 && (v->mode == ISOLATION_PER_LLC || v->mode == ISOLATION_PER_NODE))
+			r = auto_isolation_why(t, v->mode, &want, &why);
 		if (r >= 0)
 			r = step_set(st, STEP_SET, "cpuset_partition", o, "%s",
-				     v->mode == ISOLATION_PER_LLC ? "auto: last cores of every LLC" :
-				     v->mode == ISOLATION_PER_NODE ? "auto: last cores of every node" :
-				     v->mode == ISOLATION_NONE ? "no isolated CPUs wanted" : "explicit list");
+				     why ?: v->mode == ISOLATION_NONE ? "no isolated CPUs wanted" : "explicit list");
 	}
 out:
 	cpuset_done(&want);
@@ -508,7 +575,7 @@ int plan_compute(const PlanInput *in, Plan **ret)
 
 MatchFacts plan_match_facts(const CpuIdentity *id, const Topology *t)
 {
-	return (MatchFacts) {
+	MatchFacts f = {
 		.vendor = cpu_vendor_to_string(id->vendor),
 		.family = id->family,
 		.model = id->model,
@@ -516,7 +583,16 @@ MatchFacts plan_match_facts(const CpuIdentity *id, const Topology *t)
 		.cpus = cpuset_count(&t->online),
 		.nodes_per_package = t->nodes_per_package,
 		.smt = t->threads_per_core > 1,
+		.n_core_kinds = (unsigned)t->kinds.n,
 	};
+
+	for (size_t i = 0; i < MIN(t->kinds.n, (size_t)MATCH_CORE_KINDS_MAX); i++)
+		f.core_kinds[i] = (MatchCoreKind) {
+			.key = t->kinds.items[i].key,
+			.name = t->kinds.items[i].name,
+			.capacity = t->kinds.items[i].capacity,
+		};
+	return f;
 }
 
 int plan_format(const Plan *p, unsigned cpu, char **ret)

@@ -16,11 +16,19 @@ Config *config_free(Config *c)
 	if (!c)
 		return NULL;
 	free(c->profile);
+	free(c->metrics_textfile);
 	origin_done(&c->profile_origin);
 	profile_settings_done(&c->overrides);
 	strv_free(c->files);
 	free(c);
 	return NULL;
+}
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n >= k && streq(s + n - k, suffix);
 }
 
 static int config_key(IniFile *ini, const char *section, const char *key, const char *value,
@@ -64,6 +72,32 @@ static int config_key(IniFile *ini, const char *section, const char *key, const 
 						 "invalid value '%s' for %s: expected seconds (0 = off)",
 						 value, key);
 			c->verify_interval_sec = sec;
+			return 0;
+		}
+		if (streq(key, "metrics_interval")) {
+			unsigned sec;
+
+			if (safe_atou_base(value, 10, &sec) < 0 || sec == 0)
+				return ini_error(ini, -EINVAL,
+						 "invalid value '%s' for %s: expected seconds (1 or more)",
+						 value, key);
+			c->metrics_interval_sec = sec;
+			return 0;
+		}
+		if (streq(key, "metrics_textfile")) {
+			/* node_exporter's textfile collector reads only *.prom; "off" unsets a file's choice. */
+			if (streq(value, "off")) {
+				free(c->metrics_textfile);
+				c->metrics_textfile = NULL;
+				return 0;
+			}
+			if (value[0] != '/' || !has_suffix(value, ".prom") || has_suffix(value, "/.prom") ||
+			    strstr(value, "/../") || strstr(value, "/./"))
+				return ini_error(ini, -EINVAL,
+						 "invalid value '%s' for %s: expected an absolute path of a file ending in .prom, or off",
+						 value, key);
+			if (strdup_to(&c->metrics_textfile, value) < 0)
+				return ini_error(ini, -ENOMEM, "out of memory");
 			return 0;
 		}
 		return ini_unknown_key(ini, section, key);
@@ -115,6 +149,7 @@ int config_load(int root_fd, Config **ret, char **ret_error)
 	c->manage_bootloader = false;
 	c->partial_apply = true;
 	c->verify_interval_sec = 60;
+	c->metrics_interval_sec = 60;
 	profile_settings_init(&c->overrides);
 
 	r = config_apply_file(c, root_fd, CONFIG_FILE, NULL, ret_error);

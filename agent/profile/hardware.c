@@ -7,6 +7,7 @@
  */
 #include <ctype.h>
 #include <limits.h>
+#include <strings.h>
 
 #include "profile-internal.h"
 #include "strutil.h"
@@ -21,6 +22,7 @@ HardwareRule *hardware_rule_free(HardwareRule *r)
 		return NULL;
 	free(r->path);
 	free(r->vendor);
+	strv_free(r->has_core_kinds);
 	free(r->profile);
 	origin_done(&r->profile_origin);
 	profile_settings_done(&r->settings);
@@ -42,11 +44,55 @@ static bool in_range(unsigned v, unsigned min, unsigned max)
 	return v >= min && v <= max;
 }
 
+/*
+ * Whether @want names core kind @k: its key ("atom", "0x41:0xd46"), or its
+ * name in lower case without the vendor word, spaces as '-' ("cortex-a510").
+ */
+static bool core_kind_is(const MatchCoreKind *k, const char *want)
+{
+	const char *n;
+	char buf[64];
+	size_t i;
+
+	if (k->key && strcasecmp(k->key, want) == 0)
+		return true;
+	if (!k->name)
+		return false;
+	n = startswith(k->name, "Arm ") ?: startswith(k->name, "Intel ") ?: k->name;
+	for (i = 0; n[i] && i < sizeof(buf) - 1; i++)
+		buf[i] = n[i] == ' ' ? '-' : (char)tolower((unsigned char)n[i]);
+	buf[i] = '\0';
+	return streq(buf, want);
+}
+
+static bool core_kinds_match(const HardwareRule *r, const MatchFacts *f)
+{
+	unsigned n = MIN(f->n_core_kinds, MATCH_CORE_KINDS_MAX);
+	bool capacity_rule = r->core_capacity_min > 0 || r->core_capacity_max < UINT_MAX, found = !capacity_rule;
+
+	if (!in_range(f->n_core_kinds, r->core_kinds_min, r->core_kinds_max))
+		return false;
+	STRV_FOREACH(w, r->has_core_kinds) {
+		bool any = false;
+
+		for (unsigned i = 0; i < n && !any; i++)
+			any = core_kind_is(&f->core_kinds[i], *w);
+		if (!any)
+			return false;
+	}
+	for (unsigned i = 0; i < n && !found; i++)
+		found = f->core_kinds[i].capacity > 0 &&
+			in_range(f->core_kinds[i].capacity, r->core_capacity_min, r->core_capacity_max);
+	return found;
+}
+
 bool hardware_rule_matches(const HardwareRule *r, const MatchFacts *f)
 {
 	if (r->vendor && !streq_ptr(r->vendor, f->vendor))
 		return false;
 	if (r->smt >= 0 && (bool)r->smt != f->smt)
+		return false;
+	if (!core_kinds_match(r, f))
 		return false;
 	return in_range(f->family, r->family_min, r->family_max) &&
 	       in_range(f->model, r->model_min, r->model_max) &&
@@ -106,6 +152,8 @@ static int match_key(IniFile *ini, HardwareRule *r, const char *key, const char 
 		{ "nodes_per_package", &r->nodes_per_package_min, &r->nodes_per_package_max },
 		{ "min_nodes_per_package", &r->nodes_per_package_min, NULL },
 		{ "max_nodes_per_package", NULL, &r->nodes_per_package_max },
+		{ "core_kinds", &r->core_kinds_min, &r->core_kinds_max },
+		{ "core_capacity", &r->core_capacity_min, &r->core_capacity_max },
 	};
 
 	if (streq(key, "vendor")) {
@@ -116,6 +164,25 @@ static int match_key(IniFile *ini, HardwareRule *r, const char *key, const char 
 						 value);
 		if (strdup_to(&r->vendor, value) < 0)
 			return ini_error(ini, -ENOMEM, "out of memory");
+		return 0;
+	}
+
+	if (streq(key, "has_core_kind")) {
+		_cleanup_strv_free_ char **words = NULL;
+
+		if (strv_split(value, WHITESPACE, &words) < 0)
+			return ini_error(ini, -ENOMEM, "out of memory");
+		if (!words || !*words)
+			return ini_error(ini, -EINVAL, "empty value for has_core_kind: expected a core kind such as atom, core, cortex-a510 or 0x41:0xd46");
+		STRV_FOREACH(w, words) {
+			for (const char *p = *w; *p; p++)
+				if (!(islower((unsigned char)*p) || isdigit((unsigned char)*p) || strchr(":_-", *p)))
+					return ini_error(ini, -EINVAL,
+							 "invalid value '%s' for has_core_kind: expected lower-case core kinds such as atom, core, cortex-a510 or 0x41:0xd46 (topotunectl topology lists them)",
+							 *w);
+			if (strv_extend(&r->has_core_kinds, *w) < 0)
+				return ini_error(ini, -ENOMEM, "out of memory");
+		}
 		return 0;
 	}
 
@@ -226,6 +293,7 @@ static int hardware_rule_parse(const char *text, const char *file, HardwareRule 
 		return -ENOMEM;
 	r->family_max = r->model_max = r->packages_max = r->cpus_max = UINT_MAX;
 	r->nodes_per_package_max = UINT_MAX;
+	r->core_kinds_max = r->core_capacity_max = UINT_MAX;
 	r->smt = -1;
 	profile_settings_init(&r->settings);
 

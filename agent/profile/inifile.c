@@ -264,15 +264,43 @@ int ini_parse_text(const char *text, const char *file, const IniSyntax *syntax, 
 	return 0;
 }
 
+static const ConfigCandidate *candidates;
+static size_t n_candidates;
+
+void config_candidates_set(const ConfigCandidate *c, size_t n)
+{
+	candidates = c;
+	n_candidates = c ? n : 0;
+}
+
+static const ConfigCandidate *candidate_find(const char *path)
+{
+	for (size_t i = 0; i < n_candidates; i++)
+		if (streq(path_relative(candidates[i].as), path_relative(path)))
+			return &candidates[i];
+	return NULL;
+}
+
 int config_file_read(int root_fd, const char *dir, const char *name, char **ret_text,
 		     char **ret_file, char **ret_error)
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
+	const ConfigCandidate *c;
 	int r;
 
 	path = name ? strprintf("/%s/%s", dir, name) : strprintf("/%s", dir);
 	if (!path)
 		return -ENOMEM;
+
+	c = candidate_find(path);
+	if (c) {
+		text = strdup(c->text);
+		if (!text)
+			return -ENOMEM;
+		*ret_text = TAKE_PTR(text);
+		*ret_file = TAKE_PTR(path);
+		return 0;
+	}
 
 	/* O_NONBLOCK and regular files only: a FIFO here must not hang the daemon or the CLI. */
 	r = read_file_at(root_fd, path, CONFIG_FILE_MAX, &text, NULL);
@@ -314,15 +342,34 @@ int config_dir_list(int root_fd, const char *dir, const char *suffix, char ***re
 	_cleanup_strv_free_ char **l = NULL;
 	_cleanup_(closedirp) DIR *d = NULL;
 	_cleanup_close_ int fd = -EBADF;
+	size_t ls = strlen(suffix);
 	int r;
 
 	l = calloc(1, sizeof(char *));
 	if (!l)
 		return -ENOMEM;
 
+	/* Candidates of this directory count as installed (see config_candidates_set()). */
+	for (size_t i = 0; i < n_candidates; i++) {
+		const char *as = path_relative(candidates[i].as), *name = strrchr(as, '/');
+		size_t n;
+
+		if (!name || (size_t)(name - as) != strlen(path_relative(dir)) ||
+		    strncmp(as, path_relative(dir), (size_t)(name - as)) != 0)
+			continue;
+		name++;
+		n = strlen(name);
+		if (name[0] == '.' || n <= ls || !streq(name + n - ls, suffix) || strv_contains(l, name))
+			continue;
+		r = strv_extend(&l, name);
+		if (r < 0)
+			return r;
+	}
+
 	fd = open_beneath(root_fd, dir, O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
 	if (fd < 0) {
 		if (fd == -ENOENT) {
+			strv_sort_plain(l);
 			*ret = TAKE_PTR(l);
 			return 0;
 		}
@@ -339,7 +386,7 @@ int config_dir_list(int root_fd, const char *dir, const char *suffix, char ***re
 
 	for (;;) {
 		struct dirent *de;
-		size_t n, ls = strlen(suffix);
+		size_t n;
 
 		errno = 0;
 		de = readdir(d);
@@ -354,7 +401,7 @@ int config_dir_list(int root_fd, const char *dir, const char *suffix, char ***re
 		if (de->d_name[0] == '.')
 			continue;
 		n = strlen(de->d_name);
-		if (n <= ls || !streq(de->d_name + n - ls, suffix))
+		if (n <= ls || !streq(de->d_name + n - ls, suffix) || strv_contains(l, de->d_name))
 			continue;
 		r = strv_extend(&l, de->d_name);
 		if (r < 0)

@@ -65,12 +65,24 @@ typedef struct ProfileInfo {
 } ProfileInfo;
 
 /* Facts about the machine that hardware rules match on. */
+#define MATCH_CORE_KINDS_MAX 8U
+
+/* One core kind as hardware rules see it (Topology's TopoKind). */
+typedef struct MatchCoreKind {
+	const char *key;              /* "atom", "core", "0x41:0xd46", "capacity-280" */
+	const char *name;             /* "Intel Atom (E-core)", "Arm Cortex-A510" */
+	unsigned capacity;            /* 0 unknown */
+} MatchCoreKind;
+
 typedef struct MatchFacts {
 	const char *vendor;           /* "intel", "amd", "hygon", ... lower case */
 	unsigned family, model;
 	unsigned packages, cpus;
 	unsigned nodes_per_package;
 	bool smt;
+	/* Core kinds the kernel tells (0: it tells nothing, not "all alike"); the first MATCH_CORE_KINDS_MAX. */
+	unsigned n_core_kinds;
+	MatchCoreKind core_kinds[MATCH_CORE_KINDS_MAX];
 } MatchFacts;
 
 typedef struct HardwareRule {
@@ -83,6 +95,9 @@ typedef struct HardwareRule {
 	unsigned cpus_min, cpus_max;
 	unsigned nodes_per_package_min, nodes_per_package_max;
 	int smt;                     /* -1 any, 0 no, 1 yes */
+	char **has_core_kinds;       /* has_core_kind = : every one must be a kind of the machine */
+	unsigned core_kinds_min, core_kinds_max;
+	unsigned core_capacity_min, core_capacity_max;   /* some kind's capacity in range; 0..UINT_MAX: any */
 	char *profile;               /* [profile] name = : default profile here */
 	Origin profile_origin;
 	ProfileSettings settings;
@@ -95,6 +110,8 @@ typedef struct Config {
 	bool manage_bootloader;      /* [daemon] manage_bootloader = yes|no */
 	bool partial_apply;          /* [daemon] partial_apply = yes|no: apply what the kernel supports */
 	unsigned verify_interval_sec;    /* [daemon] verify_interval = 60 (0: off) */
+	char *metrics_textfile;      /* [daemon] metrics_textfile = /ABS/PATH.prom; NULL: off */
+	unsigned metrics_interval_sec;   /* [daemon] metrics_interval = 60 (>= 1) */
 	ProfileSettings overrides;   /* [scheduler] and [isolation] */
 	char **files;                /* files read, in order */
 } Config;
@@ -172,3 +189,19 @@ int profile_settings_copy(const ProfileSettings *s, ProfileSettings *ret);
 int profile_settings_format_value(const ProfileSettings *s, const char *key, char **ret);
 /* Where that setting came from; NULL for an unknown key. */
 const Origin *profile_settings_origin(const ProfileSettings *s, const char *key) _pure_;
+
+/*
+ * Candidate files for `topotunectl check`: text read wherever the
+ * configuration file @as would be ("etc/topotune/profiles/db.ini", relative
+ * to the configuration root), and listed in its directory even before it
+ * exists there, so that a file can be checked in the context of the
+ * installed configuration before it is installed. Errors name @as. The
+ * array is borrowed until the next call; NULL, 0 clears it. Process-wide:
+ * the daemon never sets it.
+ */
+typedef struct ConfigCandidate {
+	const char *as;
+	const char *text;
+} ConfigCandidate;
+
+void config_candidates_set(const ConfigCandidate *c, size_t n);

@@ -13,9 +13,13 @@
 #include "manager.h"
 #include "strutil.h"
 
-/* DomainLayout last: it is left out while the layout has not moved. */
+/*
+ * What PropertiesChanged may announce, each when its value differs from
+ * the one sent last. DomainLayout, costly to render on large machines, is
+ * compared only when the layout was replaced (layout_generation).
+ */
 static const char *const changed_properties[] = {
-	"State", "StateReasons", "ActiveProfile", "ActiveProfileReason", "Settings", "IsolatedCpus", "HousekeepingCpus",
+	"State", "StateReasons", "ActiveProfile", "ActiveProfileReason", "ActiveProfileSource", "Settings", "IsolatedCpus", "HousekeepingCpus",
 	"RebootRequired", "PendingKernelCmdline", "KernelCapabilities", "DomainLayout", NULL,
 };
 
@@ -66,25 +70,14 @@ static int append_strv_text(sd_bus_message *reply, char **l)
 	int r;
 
 	r = sd_bus_message_open_container(reply, 'a', "s");
-	STRV_FOREACH(s, l)
-		if (r >= 0)
-			r = append_text(reply, *s);
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	return r;
-}
-
-void manager_emit_changed(Manager *m)
-{
-	const char *props[ELEMENTSOF(changed_properties)];
-
-	if (!m->bus)
-		return;
-	memcpy(props, changed_properties, sizeof(props));
-	if (m->layout_emitted == m->layout_generation)
-		props[ELEMENTSOF(props) - 2] = NULL;
-	m->layout_emitted = m->layout_generation;
-	(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, (char **)props);
+	if (r < 0)
+		return r;
+	STRV_FOREACH(s, l) {
+		r = append_text(reply, *s);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
 }
 
 /* Only CPU hotplug changes it: not part of every PropertiesChanged. */
@@ -142,22 +135,32 @@ int manager_set_allowed_cpus(void *userdata, const char *unit, const char *cpuli
 
 	r = sd_bus_message_new_method_call(m->bus, &msg, "org.freedesktop.systemd1", "/org/freedesktop/systemd1",
 					   "org.freedesktop.systemd1.Manager", "SetUnitProperties");
-	if (r >= 0)
-		r = sd_bus_message_append(msg, "sb", unit, 1);
-	if (r >= 0)
-		r = sd_bus_message_open_container(msg, 'a', "(sv)");
-	if (r >= 0)
-		r = sd_bus_message_open_container(msg, 'r', "sv");
-	if (r >= 0)
-		r = sd_bus_message_append(msg, "s", "AllowedCPUs");
-	if (r >= 0)
-		r = sd_bus_message_open_container(msg, 'v', "ay");
-	if (r >= 0)
-		r = sd_bus_message_append_array(msg, 'y', mask, n);
-	for (int i = 0; r >= 0 && i < 3; i++)
-		r = sd_bus_message_close_container(msg);
 	if (r < 0)
 		return r;
+	/* SetUnitProperties(s name, b runtime, a(sv) properties) */
+	r = sd_bus_message_append(msg, "sb", unit, 1);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(msg, 'a', "(sv)");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(msg, 'r', "sv");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(msg, "s", "AllowedCPUs");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(msg, 'v', "ay");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append_array(msg, 'y', mask, n);
+	if (r < 0)
+		return r;
+	for (int i = 0; i < 3; i++) {
+		r = sd_bus_message_close_container(msg);
+		if (r < 0)
+			return r;
+	}
 	r = sd_bus_call(m->bus, msg, 30 * 1000000ULL, &error, &reply);
 	if (r < 0) {
 		log_error("systemd refused AllowedCPUs=%s on %s: %s", cpulist, unit, error.message ?: strerror(-r));
@@ -206,11 +209,15 @@ int manager_get_unit_state(void *userdata, const char *unit, char **ret)
 			       "org.freedesktop.systemd1.Manager", "LoadUnit", &error, &reply, "s", unit);
 	if (r >= 0)
 		r = sd_bus_message_read(reply, "o", &path);
-	if (r >= 0)
-		r = sd_bus_get_property_string(m->bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Unit",
-					       "ActiveState", &error, ret);
 	if (r < 0)
-		log_error("systemd does not say whether %s is active: %s", unit, error.message ?: strerror(-r));
+		goto fail;
+	r = sd_bus_get_property_string(m->bus, "org.freedesktop.systemd1", path, "org.freedesktop.systemd1.Unit",
+				       "ActiveState", &error, ret);
+	if (r < 0)
+		goto fail;
+	return 0;
+fail:
+	log_error("systemd does not say whether %s is active: %s", unit, error.message ?: strerror(-r));
 	return r;
 }
 
@@ -258,6 +265,13 @@ GETTER(property_get_active_profile_reason)
 	return append_text(reply, m->profile ? m->profile_reason : "");
 }
 
+GETTER(property_get_active_profile_source)
+{
+	Manager *m = userdata;
+
+	return append_text(reply, m->profile ? m->profile_source : "");
+}
+
 /*
  * The match counts move with every exec and exit on the machine, so this
  * property sends no PropertiesChanged at all (EmitsChangedSignal=false):
@@ -270,17 +284,20 @@ GETTER(property_get_workload_rules)
 	int r;
 
 	r = sd_bus_message_open_container(reply, 'a', "(sss)");
-	for (size_t i = 0; r >= 0 && wm && i < wm->n_rules; i++) {
+	if (r < 0)
+		return r;
+	for (size_t i = 0; wm && i < wm->n_rules; i++) {
+		_cleanup_free_ char *text = bus_text(wm->rules[i].text);
 		char count[16];
 
-		_cleanup_free_ char *text = bus_text(wm->rules[i].text);
-
+		if (!text)
+			return -ENOMEM;
 		snprintf(count, sizeof(count), "%u", workload_tracker_count(m->workload, i));
-		r = text ? sd_bus_message_append(reply, "(sss)", text, wm->rules[i].profile, count) : -ENOMEM;
+		r = sd_bus_message_append(reply, "(sss)", text, wm->rules[i].profile, count);
+		if (r < 0)
+			return r;
 	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	return r;
+	return sd_bus_message_close_container(reply);
 }
 
 GETTER(property_get_cpu_vendor)
@@ -408,7 +425,7 @@ GETTER(property_get_housekeeping)
 	return r;
 }
 
-static bool reboot_required(const Manager *m)
+bool manager_reboot_required(const Manager *m)
 {
 	for (size_t i = 0; m->plan && m->state != MANAGER_OFF && i < _SETTING_MAX; i++)
 		if (m->plan->steps[i].action == STEP_PENDING_REBOOT)
@@ -418,14 +435,14 @@ static bool reboot_required(const Manager *m)
 
 GETTER(property_get_reboot_required)
 {
-	return sd_bus_message_append(reply, "b", reboot_required(userdata));
+	return sd_bus_message_append(reply, "b", manager_reboot_required(userdata));
 }
 
 GETTER(property_get_pending_cmdline)
 {
 	Manager *m = userdata;
 
-	return append_text(reply, reboot_required(m) ? m->plan->kernel_cmdline : "");
+	return append_text(reply, manager_reboot_required(m) ? m->plan->kernel_cmdline : "");
 }
 
 /* One level of the layout over all CPUs. */
@@ -506,6 +523,47 @@ static int layout_levels(Manager *m, LevelSummary *l)
 	return 0;
 }
 
+/* a(usssas): per level its number, name, flags, CPUs covered and spans. */
+static int append_levels(sd_bus_message *reply, const LevelSummary *l)
+{
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(usssas)");
+	if (r < 0)
+		return r;
+	for (unsigned i = 0; i < LEVELS_MAX; i++) {
+		_cleanup_free_ char *covered = NULL;
+
+		if (!l[i].used)
+			continue;
+		r = cpuset_format_list(&l[i].covered, &covered);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_open_container(reply, 'r', "usssas");
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append(reply, "u", i);
+		if (r < 0)
+			return r;
+		r = append_text(reply, l[i].name);   /* names and flags from debugfs */
+		if (r < 0)
+			return r;
+		r = append_text(reply, l[i].flags);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append(reply, "s", covered);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append_strv(reply, l[i].spans);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_close_container(reply);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
+}
+
 GETTER(property_get_domain_layout)
 {
 	Manager *m = userdata;
@@ -514,30 +572,7 @@ GETTER(property_get_domain_layout)
 
 	r = layout_levels(m, l);
 	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(usssas)");
-	for (unsigned i = 0; r >= 0 && i < LEVELS_MAX; i++) {
-		_cleanup_free_ char *covered = NULL;
-
-		if (!l[i].used)
-			continue;
-		r = cpuset_format_list(&l[i].covered, &covered);
-		if (r >= 0)
-			r = sd_bus_message_open_container(reply, 'r', "usssas");
-		if (r >= 0)
-			r = sd_bus_message_append(reply, "u", i);
-		if (r >= 0)
-			r = append_text(reply, l[i].name);   /* names and flags from debugfs */
-		if (r >= 0)
-			r = append_text(reply, l[i].flags);
-		if (r >= 0)
-			r = sd_bus_message_append(reply, "s", covered);
-		if (r >= 0)
-			r = sd_bus_message_append_strv(reply, l[i].spans);
-		if (r >= 0)
-			r = sd_bus_message_close_container(reply);
-	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
+		r = append_levels(reply, l);
 	levels_done(l);
 	return r;
 }
@@ -587,6 +622,34 @@ static int reply_apply_error(sd_bus_error *error, int r, const char *what, const
 
 /* --- methods ------------------------------------------------------------------------ */
 
+/* a(sss): name, description (the file's), path. */
+static int append_profiles(sd_bus_message *reply, const ProfileInfo *list, size_t n)
+{
+	int r;
+
+	r = sd_bus_message_open_container(reply, 'a', "(sss)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		r = sd_bus_message_open_container(reply, 'r', "sss");
+		if (r < 0)
+			return r;
+		r = append_text(reply, list[i].name);
+		if (r < 0)
+			return r;
+		r = append_text(reply, list[i].description);
+		if (r < 0)
+			return r;
+		r = append_text(reply, list[i].path);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_close_container(reply);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
+}
+
 static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
@@ -601,21 +664,7 @@ static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_erro
 		return bus_error_set_errnof(error, r, "%s", err ?: "Failed to list profiles");
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(sss)");
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		/* The description is the file's. */
-		r = sd_bus_message_open_container(reply, 'r', "sss");
-		if (r >= 0)
-			r = append_text(reply, list[i].name);
-		if (r >= 0)
-			r = append_text(reply, list[i].description);
-		if (r >= 0)
-			r = append_text(reply, list[i].path);
-		if (r >= 0)
-			r = sd_bus_message_close_container(reply);
-	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
+		r = append_profiles(reply, list, n);
 	profile_info_array_free(list, n);
 	if (r < 0)
 		return r;
@@ -637,6 +686,12 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 
 	/* Validate: the profile loads. */
 	r = manager_compute(m, name, &p, &settings, &plan, &err);
+	if (r < 0 && !name && m->reload_pending) {
+		/* A reload whose configuration selects a profile that does not load. */
+		manager_reload_failed(m, r, source, err);
+		manager_emit_changed(m);
+	}
+	m->reload_pending = false;
 	if (r < 0)
 		return reply_error(error, r, name ? name : "selected profile", err);
 	profile_settings_done(&settings);
@@ -654,6 +709,15 @@ static int switch_and_reply(Manager *m, sd_bus_message *msg, const char *name, c
 	return sd_bus_reply_method_return(msg, NULL);
 }
 
+static int profile_name_error(sd_bus_error *error, const char *name)
+{
+	_cleanup_free_ char *q = text_bounded(name, ARG_QUOTE_MAX);
+
+	return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
+			      "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')",
+			      strna(q), PROFILE_NAME_MAX);
+}
+
 static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
@@ -664,13 +728,8 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	r = sd_bus_message_read(msg, "sb", &name, &interactive);
 	if (r < 0)
 		return r;
-	if (!profile_name_is_valid(name)) {
-		_cleanup_free_ char *q = text_bounded(name, ARG_QUOTE_MAX);
-
-		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE,
-					 "'%s' is not a profile name ([A-Za-z0-9_.-], at most %d characters, not starting with '.')",
-					 strna(q), PROFILE_NAME_MAX);
-	}
+	if (!profile_name_is_valid(name))
+		return profile_name_error(error, name);
 	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
 		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
@@ -686,13 +745,80 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 		return -ENOMEM;
 	free(m->profile_override);
 	m->profile_override = TAKE_PTR(override);
+	free(m->override_source);
+	m->override_source = TAKE_PTR(source);
 	return r;
 }
 
-static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+/*
+ * The choice as configuration (tuned-adm profile): the drop-in
+ * MANAGER_PROFILE_DROPIN is written (or, @name NULL, removed), the
+ * configuration re-read and its profile applied. The profile must load
+ * and the configuration with the change too, before anything is written.
+ */
+static int persist_and_reply(Manager *m, sd_bus_message *msg, const char *name, const char *source,
+			     sd_bus_error *error)
+{
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *err = NULL;
+	ProfileSettings settings;
+	int r;
+
+	if (m->applying)
+		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	if (name) {
+		r = manager_compute(m, name, &p, &settings, &plan, &err);
+		if (r < 0)
+			return reply_error(error, r, name, err);
+		profile_settings_done(&settings);
+	}
+	r = manager_persist_profile(m, name, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r == -EBADMSG)
+		return bus_error_setf(error, BUS_ERROR_INVALID_CONFIGURATION, "Nothing written: %s", err);
+	if (r < 0)
+		return bus_error_setf(error, SD_BUS_ERROR_IO_ERROR, "%s", err ?: strerror(-r));
+	r = manager_reload_config(m, source, &err);
+	if (r < 0) {
+		manager_emit_changed(m);
+		return bus_error_setf(error, BUS_ERROR_INVALID_CONFIGURATION, "Configuration not reloaded: %s",
+				      err ?: strerror(-r));
+	}
+	m->reload_pending = true;
+	return switch_and_reply(m, msg, NULL, source, error);
+}
+
+static int method_set_profile_persistent(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
 	_cleanup_free_ char *source = NULL;
+	const char *name;
+	int interactive, r;
+
+	r = sd_bus_message_read(msg, "sb", &name, &interactive);
+	if (r < 0)
+		return r;
+	if (!profile_name_is_valid(name))
+		return profile_name_error(error, name);
+	r = bus_verify_polkit_async(m, msg, interactive, error);
+	if (r <= 0)
+		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
+	source = strprintf("SetProfilePersistent(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
+	if (!source)
+		return -ENOMEM;
+	return persist_and_reply(m, msg, name, source, error);
+}
+
+/*
+ * The start of a change that takes (b interactive): read the flag, ask polkit
+ * and name the change for the journal ("WHAT by :1.23"). 1: go on with
+ * *ret_source; 0: polkit is being asked and the call is dispatched again
+ * later; negative: an error.
+ */
+static int begin_change(Manager *m, sd_bus_message *msg, const char *what, sd_bus_error *error, char **ret_source)
+{
 	int interactive, r;
 
 	r = sd_bus_message_read(msg, "b", &interactive);
@@ -700,10 +826,32 @@ static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error
 		return r;
 	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	source = strprintf("Apply by %s", strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
+		return r;
+	*ret_source = strprintf("%s by %s", what, strna(sd_bus_message_get_sender(msg)));
+	return *ret_source ? 1 : -ENOMEM;
+}
+
+static int method_auto_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *source = NULL;
+	int r;
+
+	r = begin_change(m, msg, "AutoProfile", error, &source);
+	if (r <= 0)
+		return r < 0 ? r : 1;
+	return persist_and_reply(m, msg, NULL, source, error);
+}
+
+static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	Manager *m = userdata;
+	_cleanup_free_ char *source = NULL;
+	int r;
+
+	r = begin_change(m, msg, "Apply", error, &source);
+	if (r <= 0)
+		return r < 0 ? r : 1;
 	return switch_and_reply(m, msg, NULL, source, error);
 }
 
@@ -711,19 +859,13 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 {
 	Manager *m = userdata;
 	_cleanup_free_ char *source = NULL;
-	int interactive, r;
+	int r;
 
-	r = sd_bus_message_read(msg, "b", &interactive);
-	if (r < 0)
-		return r;
-	r = bus_verify_polkit_async(m, msg, interactive, error);
+	r = begin_change(m, msg, "Revert", error, &source);
 	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
+		return r < 0 ? r : 1;
 	if (m->applying)
 		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
-	source = strprintf("Revert by %s", strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
 	r = manager_revert(m, source);
 	manager_emit_changed(m);
 	if (r < 0)
@@ -731,21 +873,101 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	return sd_bus_reply_method_return(msg, NULL);
 }
 
-static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+static int reload_and_reply(Manager *m, sd_bus_message *msg, bool interactive, sd_bus_error *error)
 {
-	Manager *m = userdata;
-	_cleanup_free_ char *err = NULL;
+	_cleanup_free_ char *err = NULL, *source = NULL;
 	int r;
 
-	r = bus_verify_polkit_async(m, msg, false, error);
+	r = bus_verify_polkit_async(m, msg, interactive, error);
 	if (r <= 0)
-		return r < 0 ? r : 1;
-	r = manager_load_config(m, &err);
+		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
+	if (m->applying)
+		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	source = strprintf("Reload by %s", strna(sd_bus_message_get_sender(msg)));
+	if (!source)
+		return -ENOMEM;
+	r = manager_reload_config(m, source, &err);
+	if (r < 0) {
+		manager_emit_changed(m);
+		return bus_error_setf(error, BUS_ERROR_INVALID_CONFIGURATION, "Configuration not reloaded: %s",
+				      err ?: strerror(-r));
+	}
+	m->reload_pending = true;
+	return switch_and_reply(m, msg, NULL, source, error);
+}
+
+/* Reload(): the first version, without the interactive flag (never interactive). */
+static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	return reload_and_reply(userdata, msg, false, error);
+}
+
+static int method_reload_configuration(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	int interactive, r;
+
+	r = sd_bus_message_read(msg, "b", &interactive);
 	if (r < 0)
-		return bus_error_setf(error, BUS_ERROR_INVALID_PROFILE, "Configuration not reloaded: %s",
-					 err ?: strerror(-r));
-	(void)manager_workload_setup(m);
-	return switch_and_reply(m, msg, NULL, "Reload", error);
+		return r;
+	return reload_and_reply(userdata, msg, interactive, error);
+}
+
+/* (ssss): setting, action, "from -> to via control", "why (origin)". */
+static int append_step(sd_bus_message *reply, const PlanStep *st)
+{
+	_cleanup_free_ char *change = NULL, *why = NULL, *o = NULL;
+	int r;
+
+	o = origin_to_string(&st->origin);
+	change = strprintf("%s -> %s%s%s", st->from, st->to, st->control ? " via " : "",
+			   st->control ? st->control->name : "");
+	why = strprintf("%s (%s)", st->why, strna(o));
+	if (!change || !why)
+		return -ENOMEM;
+	r = sd_bus_message_open_container(reply, 'r', "ssss");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(reply, "ss", setting_id_to_string(st->setting), step_action_to_string(st->action));
+	if (r < 0)
+		return r;
+	r = append_text(reply, change);   /* "from" is what the kernel said */
+	if (r < 0)
+		return r;
+	r = append_text(reply, why);
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
+}
+
+/* b a(sss): in sync, then per mismatch the setting, the value wanted and the value read. */
+static int append_mismatches(sd_bus_message *reply, const Mismatch *mm, size_t n)
+{
+	int r;
+
+	r = sd_bus_message_append(reply, "b", n == 0);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'a', "(sss)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		r = sd_bus_message_open_container(reply, 'r', "sss");
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append(reply, "s", setting_id_to_string(mm[i].setting));
+		if (r < 0)
+			return r;
+		r = append_text(reply, mm[i].want);
+		if (r < 0)
+			return r;
+		r = append_text(reply, mm[i].got);   /* as read from the kernel's file */
+		if (r < 0)
+			return r;
+		r = sd_bus_message_close_container(reply);
+		if (r < 0)
+			return r;
+	}
+	return sd_bus_message_close_container(reply);
 }
 
 static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -780,38 +1002,36 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		return r;
 
 	r = sd_bus_message_new_method_return(msg, &reply);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(ssss)");
-	for (size_t i = 0; r >= 0 && i < _SETTING_MAX; i++) {
-		const PlanStep *st = &plan->steps[i];
-		_cleanup_free_ char *change = NULL, *why = NULL, *o = NULL;
-
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'a', "(ssss)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < _SETTING_MAX; i++) {
 		if (!plan_has_step(plan, i))
 			continue;
-		o = origin_to_string(&st->origin);
-		change = strprintf("%s -> %s%s%s", st->from, st->to, st->control ? " via " : "",
-				   st->control ? st->control->name : "");
-		why = strprintf("%s (%s)", st->why, strna(o));
-		if (!change || !why)
-			return -ENOMEM;
-		r = sd_bus_message_open_container(reply, 'r', "ssss");
-		if (r >= 0)
-			r = sd_bus_message_append(reply, "ss", setting_id_to_string(st->setting),
-						  step_action_to_string(st->action));
-		if (r >= 0)
-			r = append_text(reply, change);   /* "from" is what the kernel said */
-		if (r >= 0)
-			r = append_text(reply, why);
-		if (r >= 0)
-			r = sd_bus_message_close_container(reply);
+		r = append_step(reply, &plan->steps[i]);
+		if (r < 0)
+			return r;
 	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	if (r >= 0)
-		r = sd_bus_message_append(reply, "s", text);
+	r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(reply, "s", text);
 	if (r < 0)
 		return r;
 	return sd_bus_send(NULL, reply, NULL);
+}
+
+static int method_metrics(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+	_cleanup_free_ char *text = NULL;
+	int r;
+
+	r = manager_metrics(userdata, &text);
+	if (r < 0)
+		return r;
+	return sd_bus_reply_method_return(msg, "s", text);
 }
 
 static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -831,22 +1051,7 @@ static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 		return bus_error_set_errnof(error, r, "Verification failed: %s", strerror(-r));
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
-		r = sd_bus_message_append(reply, "b", n == 0);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(sss)");
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		r = sd_bus_message_open_container(reply, 'r', "sss");
-		if (r >= 0)
-			r = sd_bus_message_append(reply, "s", setting_id_to_string(mm[i].setting));
-		if (r >= 0)
-			r = append_text(reply, mm[i].want);
-		if (r >= 0)
-			r = append_text(reply, mm[i].got);   /* as read from the kernel's file */
-		if (r >= 0)
-			r = sd_bus_message_close_container(reply);
-	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
+		r = append_mismatches(reply, mm, n);
 	mismatches_free(mm, n);
 	if (r < 0)
 		return r;
@@ -903,7 +1108,8 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 				break;
 			/* Only NODE/NUMA levels stand for a distance. */
 			if (d->sd[i].distance > 0) {
-				nd = strprintf("distance=%u", d->sd[i].distance);
+				nd = strprintf("distance=%u%s", d->sd[i].distance,
+					       m->plan->layout->distances_assumed ? " (assumed)" : "");
 				if (!nd)
 					return -ENOMEM;
 				r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4,
@@ -929,9 +1135,12 @@ int manager_redispatch(Manager *m, sd_bus_message *msg)
 		sd_bus_message_handler_t handler;
 	} table[] = {
 		{ "SetProfile", method_set_profile },
+		{ "SetProfilePersistent", method_set_profile_persistent },
+		{ "AutoProfile", method_auto_profile },
 		{ "Apply", method_apply },
 		{ "Revert", method_revert },
 		{ "Reload", method_reload },
+		{ "ReloadConfiguration", method_reload_configuration },
 	};
 	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
 	int r = -EBADR;
@@ -959,6 +1168,8 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_PROPERTY("ActiveProfile", "s", property_get_active_profile, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("ActiveProfileReason", "s", property_get_active_profile_reason, 0,
 			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+	SD_BUS_PROPERTY("ActiveProfileSource", "s", property_get_active_profile_source, 0,
+			SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
 	SD_BUS_PROPERTY("WorkloadRules", "a(sss)", property_get_workload_rules, 0, 0),
 	SD_BUS_PROPERTY("CpuVendor", "s", property_get_cpu_vendor, 0, SD_BUS_VTABLE_PROPERTY_CONST),
 	SD_BUS_PROPERTY("CpuFamily", "u", property_get_cpu_family, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -985,12 +1196,20 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_METHOD_WITH_NAMES("Revert", "b", SD_BUS_PARAM(interactive), "", , method_revert,
 				 SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD("Reload", "", "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("ReloadConfiguration", "b", SD_BUS_PARAM(interactive), "", ,
+				 method_reload_configuration, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("SetProfilePersistent", "sb", SD_BUS_PARAM(name) SD_BUS_PARAM(interactive), "", ,
+				 method_set_profile_persistent, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("AutoProfile", "b", SD_BUS_PARAM(interactive), "", , method_auto_profile,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("Plan", "s", SD_BUS_PARAM(profile), "a(ssss)s",
 				 SD_BUS_PARAM(steps) SD_BUS_PARAM(layout_text), method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("Verify", "", , "ba(sss)", SD_BUS_PARAM(ok) SD_BUS_PARAM(mismatches), method_verify,
 				 SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("GetCpuDomains", "u", SD_BUS_PARAM(cpu), "a(ussas)", SD_BUS_PARAM(domains),
 				 method_get_cpu_domains, SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("Metrics", "", , "s", SD_BUS_PARAM(text), method_metrics,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
 
 	SD_BUS_SIGNAL_WITH_NAMES("Applied", "su", SD_BUS_PARAM(profile) SD_BUS_PARAM(changes), 0),
 	SD_BUS_SIGNAL_WITH_NAMES("Drift", "sss", SD_BUS_PARAM(setting) SD_BUS_PARAM(want) SD_BUS_PARAM(got), 0),
@@ -998,22 +1217,31 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_VTABLE_END
 };
 
-int manager_connect_bus(Manager *m)
+static int bus_open(Manager *m)
 {
 	int r;
 
 	if (m->bus)
-		r = 0;   /* a connection the caller made (tests: one end of a socketpair) */
-	else if (m->bus_address) {
-		r = sd_bus_new(&m->bus);
-		if (r >= 0)
-			r = sd_bus_set_address(m->bus, m->bus_address);
-		if (r >= 0)
-			r = sd_bus_set_bus_client(m->bus, true);
-		if (r >= 0)
-			r = sd_bus_start(m->bus);
-	} else
-		r = sd_bus_open_system(&m->bus);
+		return 0;   /* a connection the caller made (tests: one end of a socketpair) */
+	if (!m->bus_address)
+		return sd_bus_open_system(&m->bus);
+	r = sd_bus_new(&m->bus);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_address(m->bus, m->bus_address);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_bus_client(m->bus, true);
+	if (r < 0)
+		return r;
+	return sd_bus_start(m->bus);
+}
+
+int manager_connect_bus(Manager *m)
+{
+	int r;
+
+	r = bus_open(m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to connect to the %s bus: %m", m->bus_address ?: "system");
 
@@ -1024,4 +1252,75 @@ int manager_connect_bus(Manager *m)
 	if (r < 0)
 		return log_error_errno(r, "Failed to attach the bus to the event loop: %m");
 	return 0;
+}
+
+/* A property's value as sd-bus sends it, as text: what manager_emit_changed() compares. */
+static char *property_text(Manager *m, const char *property)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *msg = NULL;
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	_cleanup_free_ char *text = NULL;
+	FILE *f;
+	size_t size;
+	int r = -ENOENT;
+
+	for (const sd_bus_vtable *v = manager_vtable; v->type != _SD_BUS_VTABLE_END; v++)
+		if (v->type == _SD_BUS_VTABLE_PROPERTY && streq(v->x.property.member, property)) {
+			r = sd_bus_message_new_signal(m->bus, &msg, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE,
+						      "PropertyValue");
+			if (r >= 0)
+				r = v->x.property.get(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE, property,
+						      msg, m, &error);
+			break;
+		}
+	if (r >= 0)
+		r = sd_bus_message_seal(msg, 1, 0);
+	if (r < 0)
+		return NULL;
+	f = open_memstream(&text, &size);
+	if (!f)
+		return NULL;
+	r = sd_bus_message_dump(msg, f, 0);
+	if (fclose(f) != 0 || r < 0)
+		return NULL;
+	return TAKE_PTR(text);
+}
+
+static void emit_changed(Manager *m, bool send)
+{
+	const char *props[ELEMENTSOF(changed_properties)];
+	size_t n = 0;
+
+	_Static_assert(ELEMENTSOF(changed_properties) - 1 <= MANAGER_CHANGED_PROPERTIES_MAX, "emitted[] too small");
+	if (!m->bus)
+		return;
+	for (size_t i = 0; changed_properties[i]; i++) {
+		_cleanup_free_ char *text = NULL;
+
+		/* Not rendered again while the layout has not moved. */
+		if (streq(changed_properties[i], "DomainLayout") && m->layout_emitted == m->layout_generation)
+			continue;
+		/* Unknown (out of memory): announced, as before. */
+		text = property_text(m, changed_properties[i]);
+		if (text && streq_ptr(text, m->emitted[i]))
+			continue;
+		free(m->emitted[i]);
+		m->emitted[i] = TAKE_PTR(text);
+		props[n++] = changed_properties[i];
+	}
+	props[n] = NULL;
+	m->layout_emitted = m->layout_generation;
+	if (n > 0 && send)
+		(void)sd_bus_emit_properties_changed_strv(m->bus, TOPOTUNE_BUS_PATH, TOPOTUNE_BUS_INTERFACE,
+							  (char **)props);
+}
+
+void manager_emit_changed(Manager *m)
+{
+	emit_changed(m, true);
+}
+
+void manager_note_properties(Manager *m)
+{
+	emit_changed(m, false);
 }

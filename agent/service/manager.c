@@ -28,18 +28,15 @@ static const char *const manager_state_table[_MANAGER_STATE_MAX] = {
 	[MANAGER_OFF] = "off",
 };
 
-const char *manager_state_to_string(ManagerState s)
-{
-	if (s < 0 || (size_t)s >= ELEMENTSOF(manager_state_table))
-		return NULL;
-	return manager_state_table[s];
-}
+DEFINE_STRING_TABLE_LOOKUP(manager_state, ManagerState);
 
 Manager *manager_free(Manager *m)
 {
 	if (!m)
 		return NULL;
 	sd_event_source_unref(m->verify_timer);
+	sd_event_source_unref(m->metrics_timer);
+	free(m->metrics_written);
 	manager_events_done(m);
 	manager_auth_cancel(m);
 	sd_bus_flush_close_unref(m->bus);
@@ -52,12 +49,19 @@ Manager *manager_free(Manager *m)
 	session_done(&m->session);
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		free(m->backoff_reason[i]);
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		free(m->drift_seen[i]);
+	for (size_t i = 0; i < MANAGER_CHANGED_PROPERTIES_MAX; i++)
+		free(m->emitted[i]);
 	free(m->apply_error);
 	free(m->plan_error);
+	free(m->reload_error);
 	free(m->recovered);
 	strv_free(m->recovery_problems);
 	free(m->profile_override);
+	free(m->override_source);
 	free(m->profile_reason);
+	free(m->profile_source);
 	free(m->config_root);
 	free(m->root);
 	free(m->bus_address);
@@ -271,7 +275,8 @@ bool manager_layout_is_live(const Manager *m)
 void manager_update_state(Manager *m)
 {
 	/* A kernel event source lost is a degraded daemon, even with every setting in place. */
-	bool degraded = m->backed_off != 0 || m->proc_note || m->uevent_note || m->recovery_problems, pending = false;
+	bool degraded = m->backed_off != 0 || m->proc_note || m->uevent_note || m->recovery_problems ||
+			m->reload_error, pending = false;
 
 	if (m->state == MANAGER_OFF)
 		return;
@@ -305,6 +310,9 @@ int manager_state_reasons(Manager *m, char ***ret)
 		r = strv_push(&l, strprintf("apply failed and was rolled back: %s", m->apply_error));
 	if (r >= 0 && m->plan_error)
 		r = strv_extend(&l, m->plan_error);
+	if (r >= 0 && m->reload_error)
+		r = strv_push(&l, strprintf("reload failed, the previous configuration stays in force: %s",
+					    m->reload_error));
 	if (r >= 0 && m->recovered)
 		r = strv_push(&l, strdup(m->recovered));
 	STRV_FOREACH(p, m->recovery_problems)
@@ -335,6 +343,8 @@ int manager_state_reasons(Manager *m, char ***ret)
 						  m->live->schedstat_version, m->live->debugfs ? " and debugfs" : "")
 				      : m->plan ? strdup("DomainLayout: predicted by the planner (the kernel reports no layout)")
 						: strdup("DomainLayout: unknown (the kernel reports no layout, and there is no plan)"));
+	if (r >= 0 && !manager_layout_is_live(m) && m->plan && m->plan->layout && m->plan->layout->distances_assumed)
+		r = strv_push(&l, strdup("DomainLayout: " DOMAINS_ASSUMED_DISTANCES_TEXT));
 	if (r < 0)
 		return -ENOMEM;
 	if (!l) {
@@ -445,13 +455,22 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 
 	m->plan_error = mfree_str(m->plan_error);
 	free(m->profile_reason);
+	free(m->profile_source);
 	/* Mirrors manager_compute()'s choice: explicit, then workload, then configuration. */
-	if (name || m->profile_override)
+	if (name || m->profile_override) {
 		m->profile_reason = strdup("manual");
-	else if (m->workload_profile)
+		m->profile_source = strdup(name ? strempty(source) : strempty(m->override_source));
+	} else if (m->workload_profile) {
 		m->profile_reason = strprintf("workload:%s", strna(m->workload_rule));
-	else
+		m->profile_source = strprintf("workload rule %s", strna(m->workload_rule));
+	} else {
+		_cleanup_(origin_done) Origin o = {};
+		_cleanup_free_ char *chosen = NULL;
+
 		m->profile_reason = strdup("configured");
+		m->profile_source = profile_select(m->session.config, m->session.rules, m->session.n_rules,
+						   &m->session.facts, &chosen, &o) >= 0 ? origin_to_string(&o) : NULL;
+	}
 	profile_free(m->profile);
 	m->profile = TAKE_PTR(p);
 	profile_settings_done(&m->settings);
@@ -549,20 +568,108 @@ int manager_reload_topology(Manager *m)
 	return 0;
 }
 
-int manager_reload(Manager *m, char **ret_error)
+void manager_reload_failed(Manager *m, int error, const char *source, const char *message)
 {
+	free(m->reload_error);
+	m->reload_error = strdup(message ?: strerror(-error));
+	log_error("%s failed, the previous configuration stays in force: %s", source,
+		  message ?: strerror(-error));
+	manager_update_state(m);
+	notify_status(m);
+}
+
+int manager_reload_config(Manager *m, const char *source, char **ret_error)
+{
+	_cleanup_free_ char *err = NULL;
 	int r;
 
-	r = manager_load_config(m, ret_error);
-	if (r < 0)
+	r = manager_load_config(m, &err);
+	if (r < 0) {
+		manager_reload_failed(m, r, source, err);
+		if (ret_error)
+			*ret_error = TAKE_PTR(err);
 		return r;
+	}
+	m->reload_error = mfree_str(m->reload_error);
+	/* A reload is a return to the configuration: SetProfile()'s runtime choice ends. */
+	m->profile_override = mfree_str(m->profile_override);
+	m->override_source = mfree_str(m->override_source);
 	/* Profiles may have new [workload] rules, and processes come and go. */
 	(void)manager_workload_setup(m);
-	r = manager_switch(m, NULL, "reload", ret_error);
+	/* The textfile may be new, moved or off; written once the reload's apply is done. */
+	(void)manager_arm_metrics_timer(m, true);
+	return 0;
+}
+
+int manager_reload(Manager *m, const char *source, char **ret_error)
+{
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	r = manager_reload_config(m, source, ret_error);
 	if (r < 0)
 		return r;
+	free(m->apply_error);
+	m->apply_error = NULL;
+	r = manager_switch(m, NULL, source, &err);
+	if (r < 0) {
+		/* An apply that failed says so itself (State failed); a profile that does not load here. */
+		if (!m->apply_error)
+			manager_reload_failed(m, r, source, err);
+		if (ret_error)
+			*ret_error = TAKE_PTR(err);
+		return r;
+	}
 	(void)manager_arm_verify_timer(m);
 	return r;
+}
+
+int manager_persist_profile(Manager *m, const char *name, char **ret_error)
+{
+	_cleanup_(config_freep) Config *c = NULL;
+	_cleanup_free_ char *text = NULL;
+	ConfigCandidate cand;
+	int r;
+
+	if (name)
+		text = strprintf("# Written by topotuned for \"topotunectl set-profile --persistent %s\"\n"
+				 "# (SetProfilePersistent). \"topotunectl auto-profile\" removes it; it may\n"
+				 "# be edited or removed like any drop-in (then: topotunectl reload).\n"
+				 "[daemon]\nprofile = %s\n", name, name);
+	else
+		text = strdup("");
+	if (!text)
+		return -ENOMEM;
+
+	/* The configuration with the change must load before anything is written. */
+	cand = (ConfigCandidate) { MANAGER_PROFILE_DROPIN, text };
+	config_candidates_set(&cand, 1);
+	r = config_load(m->session.config_fd, &c, ret_error);
+	config_candidates_set(NULL, 0);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return -EBADMSG;
+
+	if (!name) {
+		r = unlink_beneath(m->session.config_fd, MANAGER_PROFILE_DROPIN, false);
+		if (r < 0 && r != -ENOENT)
+			return error_message(ret_error, r, "Failed to remove /%s: %s", MANAGER_PROFILE_DROPIN,
+					     strerror(-r));
+		if (r >= 0)
+			log_info("Removed /%s: the profile is chosen by the configuration again.", MANAGER_PROFILE_DROPIN);
+		return 0;
+	}
+	r = mkdir_beneath(m->session.config_fd, MANAGER_PROFILE_DROPIN_DIR, 0755);
+	if (r < 0 && r != -EEXIST)
+		return error_message(ret_error, r, "Failed to create /%s: %s", MANAGER_PROFILE_DROPIN_DIR,
+				     strerror(-r));
+	/* A temporary file renamed over the old one: never a half-written drop-in. */
+	r = create_file_at(m->session.config_fd, MANAGER_PROFILE_DROPIN, text, 0644);
+	if (r < 0)
+		return error_message(ret_error, r, "Failed to write /%s: %s", MANAGER_PROFILE_DROPIN, strerror(-r));
+	log_info("Wrote /%s: profile = %s.", MANAGER_PROFILE_DROPIN, name);
+	return 0;
 }
 
 /* --- verification ------------------------------------------------------------- */
@@ -586,10 +693,19 @@ void manager_verify_now(Manager *m)
 		const char *name = setting_id_to_string(id);
 		unsigned bit = 1U << id;
 
+		/* Backed off and still the value seen last time: nothing new to tell. */
+		bool repeat = (m->backed_off & bit) && streq_ptr(m->drift_seen[id], mm[i].got);
+
 		drifted |= bit;
-		manager_emit_drift(m, name, mm[i].want, mm[i].got);
+		if (!repeat) {
+			manager_emit_drift(m, name, mm[i].want, mm[i].got);
+			m->drift_count[id]++;
+		}
+		if (strdup_to(&m->drift_seen[id], mm[i].got) < 0)
+			log_oom();
 		if (m->backed_off & bit) {
-			journal_drift(name, mm[i].want, mm[i].got, "backed off: not re-applying");
+			if (!repeat)
+				journal_drift(name, mm[i].want, mm[i].got, "backed off: not re-applying");
 			continue;
 		}
 		if (m->reapplied & bit) {
@@ -607,8 +723,11 @@ void manager_verify_now(Manager *m)
 	}
 	mismatches_free(mm, n);
 
-	/* In sync again: forget the re-apply mark. */
+	/* In sync again: forget the re-apply mark and the value reported. */
 	m->reapplied &= drifted;
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		if (!(drifted & (1U << i)))
+			m->drift_seen[i] = mfree_str(m->drift_seen[i]);
 	if (reapply) {
 		/*
 		 * A setting the kernel already held when the plan was made has a
@@ -631,8 +750,12 @@ void manager_verify_now(Manager *m)
 		m->change_source = NULL;
 		if (r < 0)
 			log_warning("Re-applying after drift failed, rolled back: %s", strna(m->applier->error));
-		else
+		else {
 			m->reapplied |= reapply;
+			for (size_t i = 0; i < _SETTING_MAX; i++)
+				if (reapply & (1U << i))
+					m->repair_count[i]++;
+		}
 	}
 	manager_update_state(m);
 	manager_emit_changed(m);

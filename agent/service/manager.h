@@ -31,6 +31,16 @@
 #define BUS_ERROR_INVALID_PROFILE "org.topotune1.Error.InvalidProfile"
 #define BUS_ERROR_UNSUPPORTED "org.topotune1.Error.Unsupported"
 #define BUS_ERROR_BUSY "org.topotune1.Error.Busy"
+/* topotune.conf, a drop-in or a hardware rule does not load (FILE:LINE in the message). */
+#define BUS_ERROR_INVALID_CONFIGURATION "org.topotune1.Error.InvalidConfiguration"
+
+/*
+ * The drop-in of SetProfilePersistent() (topotunectl set-profile
+ * --persistent), below the configuration root; AutoProfile() removes it.
+ * "99-" so that it is read last and wins over the other drop-ins.
+ */
+#define MANAGER_PROFILE_DROPIN_DIR "etc/topotune/topotune.conf.d"
+#define MANAGER_PROFILE_DROPIN MANAGER_PROFILE_DROPIN_DIR "/99-set-profile.conf"
 
 #define MANAGER_POLL_USEC_DEFAULT (5 * 1000000ULL)
 
@@ -46,12 +56,17 @@ typedef enum ManagerState {
 
 typedef struct AuthQuery AuthQuery;
 
+/* The properties manager_emit_changed() announces (manager-bus.c). */
+#define MANAGER_CHANGED_PROPERTIES_MAX 12
+
 typedef struct Manager {
 	/*
 	 * Bumped whenever the plan or the live layout is replaced: DomainLayout
 	 * (costly to render on large machines) is announced only when it moved.
 	 */
 	unsigned layout_generation, layout_emitted;
+	/* Each announced property as last sent: PropertiesChanged carries only what differs. */
+	char *emitted[MANAGER_CHANGED_PROPERTIES_MAX];
 
 	/* options */
 	char *root;
@@ -63,12 +78,17 @@ typedef struct Manager {
 	sd_event *event;
 	sd_bus *bus;
 	sd_event_source *verify_timer;
+	sd_event_source *metrics_timer;
+	char *metrics_written;       /* the textfile written last, removed at stop or when unset */
+	bool metrics_failed;         /* the last write failed: logged once, not at every interval */
 
 	Session session;             /* root fds, identity, topology, kernel, configuration */
 
-	char *profile_override;      /* SetProfile(): wins over the configuration until restart */
+	char *profile_override;      /* SetProfile(): wins over the configuration until reload or restart */
+	char *override_source;       /* "SetProfile() by :1.42" */
 	Profile *profile;
 	char *profile_reason;        /* ActiveProfileReason: configured, workload:RULE, manual */
+	char *profile_source;        /* ActiveProfileSource: FILE:LINE of the choice, or who made it */
 	ProfileSettings settings;
 	Plan *plan;
 	Applier *applier;
@@ -77,11 +97,15 @@ typedef struct Manager {
 	ManagerState state;
 	char *apply_error;           /* last failed apply, "PATH: message" */
 	char *plan_error;            /* the profile selected at start does not load */
+	char *reload_error;          /* the last reload failed: the previous configuration stays */
+	char *drift_seen[_SETTING_MAX];  /* value last reported as drift: Drift once per change */
 	char *recovered;             /* what was restored from a crash record */
 	char **recovery_problems;    /* what of it was not: StateReasons, State degraded */
 	unsigned reapplied;          /* bit per SettingId: re-applied after the last drift */
 	unsigned backed_off;         /* bit per SettingId: another writer owns it */
 	char *backoff_reason[_SETTING_MAX];
+	uint64_t drift_count[_SETTING_MAX];   /* Drift signals sent, for metrics */
+	uint64_t repair_count[_SETTING_MAX];  /* values re-applied after a drift */
 
 	const char *change_source;   /* why the current apply/revert runs (journal SOURCE=) */
 	const Plan *applying_plan;   /* the plan applier_apply() is executing, for the journal */
@@ -90,6 +114,7 @@ typedef struct Manager {
 	AuthQuery *auth_queries;
 	unsigned n_auth_queries;
 	bool applying;
+	bool reload_pending;          /* the next switch_and_reply() completes a reload */
 
 	/* manager-events.c: workload rules and CPU hotplug */
 	WorkloadTracker *workload;
@@ -109,6 +134,7 @@ typedef struct Manager {
 } Manager;
 
 const char *manager_state_to_string(ManagerState s) _const_;
+ManagerState manager_state_from_string(const char *s) _pure_;
 
 Manager *manager_free(Manager *m);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Manager *, manager_free);
@@ -131,7 +157,37 @@ int manager_revert(Manager *m, const char *source);
 int manager_recover(Manager *m);
 void manager_verify_now(Manager *m);
 int manager_arm_verify_timer(Manager *m);
-int manager_reload(Manager *m, char **ret_error);
+
+/* manager-metrics.c: the Prometheus text of Metrics() and the textfile. */
+int manager_metrics(Manager *m, char **ret);
+/* Write [daemon] metrics_textfile now (removing one no longer configured); logs failures. */
+void manager_metrics_write(Manager *m);
+/*
+ * (Re-)arm the textfile timer from the configuration: in metrics_interval,
+ * or with @now at the next turn of the event loop (after a reload's apply);
+ * off, and a textfile written earlier removed, when none is set.
+ */
+int manager_arm_metrics_timer(Manager *m, bool now);
+/* At stop: remove the textfile, so that no stale file describes a daemon that is gone. */
+void manager_metrics_stop(Manager *m);
+bool manager_reboot_required(const Manager *m);
+/*
+ * Re-read the configuration and apply the selected profile; a runtime
+ * SetProfile() choice ends here. On failure nothing changes, and
+ * StateReasons and the journal say why (FILE:LINE).
+ */
+int manager_reload(Manager *m, const char *source, char **ret_error);
+/* Its first half: the configuration re-read, the runtime choice dropped. */
+int manager_reload_config(Manager *m, const char *source, char **ret_error);
+/* Record a failed reload: State degraded, StateReasons and the journal (FILE:LINE). */
+void manager_reload_failed(Manager *m, int error, const char *source, const char *message);
+/*
+ * Write (@name) or remove (NULL) the persistent choice, MANAGER_PROFILE_DROPIN,
+ * atomically; the configuration with it must load first. Does not reload.
+ * -EBADMSG: the configuration would not load (FILE:LINE in @ret_error),
+ * nothing written; else the file system's errno.
+ */
+int manager_persist_profile(Manager *m, const char *name, char **ret_error);
 int manager_reload_topology(Manager *m);
 
 /* manager-events.c */
@@ -154,7 +210,10 @@ bool manager_layout_is_live(const Manager *m);
  * bus; attach it to @m->event.
  */
 int manager_connect_bus(Manager *m);
+/* PropertiesChanged with the properties whose value differs from the one last sent (or noted). */
 void manager_emit_changed(Manager *m);
+/* The values as they are now count as sent: at start, where clients read them with Get. */
+void manager_note_properties(Manager *m);
 void manager_emit_drift(Manager *m, const char *setting, const char *want, const char *got);
 void manager_emit_applied(Manager *m, unsigned changes);
 void manager_emit_topology(Manager *m);

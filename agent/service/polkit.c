@@ -148,9 +148,35 @@ static int on_caller_gone(sd_bus_track *track, void *userdata)
 	return 0;
 }
 
+/* Watch the caller (its query goes when it leaves the bus) and ask polkit. */
+static int auth_query_send(AuthQuery *q, sd_bus_message *msg, const char *sender, bool interactive)
+{
+	sd_bus *bus = sd_bus_message_get_bus(msg);
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
+	int r;
+
+	r = sd_bus_track_new(bus, &q->track, on_caller_gone, q);
+	if (r < 0)
+		return r;
+	r = sd_bus_track_add_sender(q->track, msg);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_new_method_call(bus, &call, "org.freedesktop.PolicyKit1", "/org/freedesktop/PolicyKit1/Authority",
+					   "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(call, "(sa{sv})s", "system-bus-name", 1, "name", "s", sender, POLKIT_ACTION);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(call, "a{ss}us", 0, interactive ? POLKIT_ALLOW_USER_INTERACTION : 0U, "");
+	if (r < 0)
+		return r;
+	/* Interactive authentication waits for a human; give it time. */
+	return sd_bus_call_async(bus, &q->slot, call, on_polkit_reply, q, interactive ? 120 * 1000000ULL : 25 * 1000000ULL);
+}
+
 int bus_verify_polkit_async(Manager *m, sd_bus_message *msg, bool interactive, sd_bus_error *error)
 {
-	_cleanup_(sd_bus_message_unrefp) sd_bus_message *call = NULL;
 	const char *sender = sd_bus_message_get_sender(msg);
 	unsigned same_uid = 0;
 	AuthQuery *q;
@@ -202,21 +228,7 @@ int bus_verify_polkit_async(Manager *m, sd_bus_message *msg, bool interactive, s
 	q->call = sd_bus_message_ref(msg);
 
 	interactive = interactive || sd_bus_message_get_allow_interactive_authorization(msg);
-	r = sd_bus_track_new(sd_bus_message_get_bus(msg), &q->track, on_caller_gone, q);
-	if (r >= 0)
-		r = sd_bus_track_add_sender(q->track, msg);
-	if (r >= 0)
-		r = sd_bus_message_new_method_call(sd_bus_message_get_bus(msg), &call, "org.freedesktop.PolicyKit1",
-						   "/org/freedesktop/PolicyKit1/Authority",
-						   "org.freedesktop.PolicyKit1.Authority", "CheckAuthorization");
-	if (r >= 0)
-		r = sd_bus_message_append(call, "(sa{sv})s", "system-bus-name", 1, "name", "s", sender, POLKIT_ACTION);
-	if (r >= 0)
-		r = sd_bus_message_append(call, "a{ss}us", 0, interactive ? POLKIT_ALLOW_USER_INTERACTION : 0U, "");
-	if (r >= 0)
-		/* Interactive authentication waits for a human; give it time. */
-		r = sd_bus_call_async(sd_bus_message_get_bus(msg), &q->slot, call, on_polkit_reply, q,
-				      interactive ? 120 * 1000000ULL : 25 * 1000000ULL);
+	r = auth_query_send(q, msg, sender, interactive);
 	if (r < 0) {
 		auth_query_free(q);
 		return sd_bus_error_set_errnof(error, r, "Cannot ask polkit: %s", strerror(-r));

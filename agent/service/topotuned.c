@@ -22,10 +22,8 @@ static int on_sighup(sd_event_source *s, const struct signalfd_siginfo *si, void
 
 	(void)sd_notify(false, "RELOADING=1");
 	log_info("SIGHUP: reloading the configuration.");
-	r = manager_reload(m, &err);
-	if (r < 0)
-		log_error_errno(r, "Reload failed, keeping the previous configuration: %s", err ?: strerror(-r));
-	else
+	r = manager_reload(m, "SIGHUP reload", &err);
+	if (r >= 0)
 		manager_emit_applied(m, (unsigned)r);
 	manager_emit_changed(m);
 	(void)sd_notify(false, "READY=1");
@@ -166,13 +164,19 @@ static int run(int argc, char *argv[])
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return log_error_errno(negative_errno(), "Failed to block signals: %m");
-	r = sd_event_add_signal(m->event, NULL, SIGTERM, on_sigterm, m);
-	if (r >= 0)
-		r = sd_event_add_signal(m->event, NULL, SIGINT, on_sigterm, m);
-	if (r >= 0)
-		r = sd_event_add_signal(m->event, NULL, SIGHUP, on_sighup, m);
-	if (r < 0)
-		return log_error_errno(r, "Failed to add signal handlers: %m");
+	static const struct {
+		int sig;
+		sd_event_signal_handler_t handler;
+	} handlers[] = {
+		{ SIGTERM, on_sigterm },
+		{ SIGINT, on_sigterm },
+		{ SIGHUP, on_sighup },
+	};
+	for (size_t i = 0; i < ELEMENTSOF(handlers); i++) {
+		r = sd_event_add_signal(m->event, NULL, handlers[i].sig, handlers[i].handler, m);
+		if (r < 0)
+			return log_error_errno(r, "Failed to add a handler for %s: %m", strsignal(handlers[i].sig));
+	}
 	r = sd_event_set_watchdog(m->event, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable the watchdog, ignoring: %m");
@@ -230,10 +234,16 @@ static int run(int argc, char *argv[])
 	r = manager_arm_verify_timer(m);
 	if (r < 0)
 		return r;
+	manager_metrics_write(m);
+	r = manager_arm_metrics_timer(m, false);
+	if (r < 0)
+		return r;
 	r = manager_listen(m);
 	if (r < 0)
 		return r;
 
+	/* What a client reads now is its starting point: later PropertiesChanged carry differences. */
+	manager_note_properties(m);
 	r = manager_status_text(m, &status);
 	if (r < 0)
 		return log_oom();
@@ -244,6 +254,7 @@ static int run(int argc, char *argv[])
 	log_info("Ready: %s", status);
 
 	r = sd_event_loop(m->event);
+	manager_metrics_stop(m);
 	if (r < 0)
 		return log_error_errno(r, "Event loop failed: %m");
 	return 0;

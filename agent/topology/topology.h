@@ -20,6 +20,7 @@ typedef struct TopoCpu {
 	int package_id, die_id, cluster_id, core_id, node_id;
 	/* Indexes into the Topology group arrays; -1 unknown. */
 	int package, die, cluster, core, l2, llc, node;
+	int kind;      /* index into Topology.kinds; -1 unknown */
 } TopoCpu;
 
 typedef struct TopoGroup {
@@ -33,16 +34,53 @@ typedef struct TopoGroupList {
 	size_t n;
 } TopoGroupList;
 
+/*
+ * One kind of core on a machine that mixes them (Intel hybrid P/E cores,
+ * Arm big.LITTLE and DynamIQ clusters): the CPUs that share an identity
+ * and a capacity. The identity is the Intel core type (the kernel's
+ * cpu_core/cpu_atom PMUs, which it fills from CPUID leaf 0x1A) or the Arm
+ * MIDR implementer and part (cpuN/regs/identification/midr_el1, else the
+ * "CPU implementer"/"CPU part" lines of /proc/cpuinfo); the capacity is
+ * cpuN/cpu_capacity (arm, arm64, riscv: drivers/base/arch_topology.c; x86
+ * has no such file).
+ */
+typedef struct TopoKind {
+	char key[24];          /* what hardware rules match: "core", "atom", "0x41:0xd46", "capacity-280" */
+	char name[48];         /* "Intel Core (P-core)", "Arm Cortex-A510", "unidentified" */
+	char core_type[8];     /* Intel hybrid: "core" or "atom"; else empty */
+	bool have_midr;
+	unsigned implementer, part;
+	unsigned capacity;     /* cpu_capacity (1024 = the biggest); 0 unknown */
+	CpuSet cpus;           /* online CPUs of this kind */
+} TopoKind;
+
+typedef struct TopoKindList {
+	TopoKind *items;       /* lowest capacity first (atom before core), then by first CPU */
+	size_t n;
+	char source[64];       /* where the kinds came from: "cpu_capacity, midr_el1" */
+} TopoKindList;
+
 typedef struct Topology {
 	unsigned n_slots;          /* highest possible CPU number + 1 */
 	TopoCpu *cpus;             /* [n_slots] */
 	CpuSet possible, present, online, offline;
+	/*
+	 * CPUs cpu/online (or present) names that have no cpuN directory and
+	 * that no other file names: not counted, not in online or present.
+	 */
+	CpuSet missing;
 
 	TopoGroupList packages, dies, clusters, cores, l2s, llcs, nodes;
 	unsigned llc_level;        /* cache level of the LLC groups, 0 unknown */
 
 	/* nodes.n x nodes.n, by node index; NULL when any row is missing. */
 	unsigned *distance;
+
+	/*
+	 * Core kinds; empty when the kernel offers no per-CPU kind or
+	 * capacity file (every x86 server): then nothing says they differ.
+	 */
+	TopoKindList kinds;
 
 	unsigned threads_per_core; /* max SMT width seen */
 	unsigned nodes_per_package;/* max number of CPU nodes in one package */
@@ -60,6 +98,9 @@ static inline unsigned topology_distance(const Topology *t, size_t a, size_t b)
 {
 	return t->distance ? t->distance[a * t->nodes.n + b] : 0;
 }
+
+/* More than one core kind, or capacities that differ. */
+bool topology_heterogeneous(const Topology *t) _pure_;
 
 /* Number of nodes that have at least one online CPU. */
 unsigned topology_cpu_nodes(const Topology *t);

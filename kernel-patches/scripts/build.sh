@@ -2,8 +2,11 @@
 # Build a bzImage for the pristine tree (--base) or the patched tree,
 # out of tree, and cache it by content hash outside the clone:
 #   $KCACHE/images/<kind>-<hash>/bzImage
-# where the hash covers the source version, the config fragment and (for
-# the patched kind) the series.  Prints the path of the cached bzImage.
+# where the hash covers the source version, the config fragment(s) and (for
+# the patched kind) the code of the series: series_hash in lib.sh, the
+# series file and each patch from its first "diff --git" to git's "-- "
+# signature line, so a changelog-only edit keeps every cached image and the
+# per-patch compile stamp.  Prints the path of the cached bzImage.
 #
 #   build.sh [--base] [--systemd] [--check-each]
 #     --systemd     also merge config/systemd.config: a kernel that boots a

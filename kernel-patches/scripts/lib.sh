@@ -38,16 +38,52 @@ version_file() {
 	fi
 }
 
-# Content hash of what goes into a patched build: version + series + config.
+# The series' patch files, in order, as paths.
+series_patches() {
+	local p
+	while read -r p; do
+		case "$p" in ''|'#'*) continue ;; esac
+		echo "$KP_DIR/$KSERIES/$p"
+	done <"$KP_DIR/$KSERIES/series"
+}
+
+# The code of one patch: from its first "diff --git" line up to git's
+# signature separator ("-- " alone on a line), or to the end of the file
+# when there is none.  The mail headers, the changelog, the tags and the
+# diffstat are left out: they do not change what gets built.
+patch_code() {
+	awk '/^diff --git / { code = 1 } code && /^-- $/ { exit } code' "$1"
+}
+
+# Cache key of a patched build: the source version, the series file (the
+# order of the patches) and the code part of each patch (patch_code).  A
+# changelog-only edit keeps the key, so the cached bzImages
+# (images/patched-*, images/patched-systemd-*), the per-patch compile stamp
+# (percommit-ok-*) and the applied tree stay valid.  build.sh adds the
+# config fragments.  Whatever is not in the key -- the changelogs -- is
+# still checked on every run: apply.sh "git am"s the full patch files, and
+# run-kernel-tier.sh runs checkpatch on them.
 series_hash() {
-	local v=$1
+	local v=$1 p
 	{
 		echo "$v"
 		cat "$KP_DIR/$KSERIES/series"
-		while read -r p; do
-			case "$p" in ''|'#'*) continue ;; esac
-			cat "$KP_DIR/$KSERIES/$p"
-		done <"$KP_DIR/$KSERIES/series"
+		series_patches | while read -r p; do
+			patch_code "$p"
+		done
+	} | sha256sum | cut -c1-16
+}
+
+# Hash of the full patch files (changelogs included): tells apply.sh whether
+# the commits in the applied tree carry the current changelogs.
+series_full_hash() {
+	local v=$1 p
+	{
+		echo "$v"
+		cat "$KP_DIR/$KSERIES/series"
+		series_patches | while read -r p; do
+			cat "$p"
+		done
 	} | sha256sum | cut -c1-16
 }
 

@@ -72,23 +72,38 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     check("turin: node19 cpus", j.get("node_list", [{}])[-1].get("cpus") == "304-319,624-639", out[-300:])
     check("turin: vendor amd family 0x1a", j.get("cpu", {}).get("vendor") == "amd" and j["cpu"].get("family") == 0x1a)
 
-    # The default machine: the plan turns SMT_BUDDY_ASSIST on and shows a layout.
+    # The default machine: balanced keeps the kernel's defaults, the Hygon rule included
+    # (its author measured regressions with SMT_BUDDY_ASSIST); throughput turns it on.
     rc, out, err = run("--root", hygon, "plan")
-    check("hygon plan exits 0", rc == 0, err)
-    check("hygon plan: SMT_BUDDY_ASSIST set on",
-          any(l.strip().startswith("smt_buddy_assist") and " set " in l and "-> on" in l for l in out.splitlines()), out)
+    check("hygon plan (balanced): exits 0, SMT_BUDDY_ASSIST kept as the kernel has it (built-in default)",
+          rc == 0 and "Profile: balanced" in out
+          and "  smt_buddy_assist   keep           off -> off\n" in out, out + err)
+    rc, out, err = run("--root", hygon, "plan", "--profile", "throughput")
+    check("hygon plan --profile throughput exits 0", rc == 0, err)
+    check("hygon plan --profile throughput: SMT_BUDDY_ASSIST set on, from throughput.ini",
+          any(l.strip().startswith("smt_buddy_assist") and " set " in l and "-> on" in l for l in out.splitlines())
+          and "from: /usr/lib/topotune/profiles/throughput.ini:" in out, out)
     check("hygon plan: predicted layout", "Predicted scheduler domains" in out and " NUMA " in out, out)
     check("hygon plan: averaged distances on the patched kernel", "off-package distances averaged" in out, out)
     rc, out, err = run("--root", hygon, "layout", "--json")
     j = json.loads(out) if rc == 0 else {}
     check("hygon layout --json: 384 CPUs with domains", len(j.get("cpus", [])) == 384, err)
-    rc, out, err = run("--root", hygon, "--kernel", "stock", "plan")
+    rc, out, err = run("--root", hygon, "--kernel", "stock", "plan", "--profile", "throughput")
     check("hygon plan on a stock kernel: SMT_BUDDY_ASSIST unsupported", "unsupported" in out, out)
     rc, out, err = run("--root", hygon, "--kernel", "stock", "plan", "--profile", "hpc")
     check("hygon plan on a stock kernel: relax pending reboot", "pending-reboot" in out and "relax_domain_level=" in out, out)
 
     rc, out, err = run("--root", hygon, "explain", "smt_buddy_assist")
-    check("explain names a file:line", rc == 0 and ".ini:" in out, out + err)
+    check("explain smt_buddy_assist under balanced on the Hygon tree: keep, the built-in default, no rule layer",
+          rc == 0 and out.startswith("smt_buddy_assist = keep\n  from: built-in default\n") and "hardware.d" not in out,
+          out + err)
+    sel = os.path.join(hygon, "etc/topotune/topotune.conf.d/50-throughput.conf")
+    write(sel, "[daemon]\nprofile = throughput\n")
+    rc, out, err = run("--root", hygon, "explain", "smt_buddy_assist")
+    os.unlink(sel)
+    check("explain names a file:line (throughput selected: its profile line)",
+          rc == 0 and out.startswith("smt_buddy_assist = on\n  from: /usr/lib/topotune/profiles/throughput.ini:"),
+          out + err)
     # Every key the ini files accept is explainable (issue 13: it exited 2 'unknown setting').
     rc, out, err = run("--root", hygon, "explain", "housekeeping_smt")
     check("explain housekeeping_smt: exit 0 with its value and default",
@@ -110,6 +125,69 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
           (rc, out, err))
     rc, out, err = run("--root", hygon, "profiles")
     check("profiles lists balanced", rc == 0 and "balanced" in out, out + err)
+
+    # [daemon] metrics options: checked like every other key, FILE:LINE on a bad value.
+    for bad, what in (("metrics_textfile = topotune.prom", "an absolute path of a file ending in .prom"),
+                      ("metrics_textfile = /var/lib/prometheus/node-exporter/topotune.txt", "ending in .prom"),
+                      ("metrics_interval = 0", "expected seconds (1 or more)")):
+        write(os.path.join(vm, "etc/topotune/topotune.conf.d/80-metrics.conf"), f"[daemon]\n{bad}\n")
+        rc, out, err = run("--root", vm, "check")
+        check(f"check: '{bad}' is an error with FILE:LINE",
+              rc == 2 and "/etc/topotune/topotune.conf.d/80-metrics.conf:2: invalid value" in err + out
+              and what in err + out, (rc, out, err))
+    write(os.path.join(vm, "etc/topotune/topotune.conf.d/80-metrics.conf"),
+          "[daemon]\nmetrics_textfile = /var/lib/prometheus/node-exporter/topotune.prom\nmetrics_interval = 30\n")
+    rc, out, err = run("--root", vm, "check")
+    check("check: good metrics options pass", rc == 0, (rc, out, err))
+    os.unlink(os.path.join(vm, "etc/topotune/topotune.conf.d/80-metrics.conf"))
+    rc, out, err = run("--root", vm, "metrics", "extra")
+    check("metrics takes no arguments: exit 2", rc == 2 and "no arguments" in err, (rc, out, err))
+
+    # check: the configuration as topotuned reads it; candidates before they are installed.
+    def tree_state(root):
+        return sorted((d, f, open(os.path.join(d, f), "rb").read()) for d, _, fs in os.walk(os.path.join(root, "etc"))
+                      for f in fs)
+    before = tree_state(hygon)
+    rc, out, err = run("--root", hygon, "check")
+    check("check: the shipped configuration is OK, exit 0",
+          rc == 0 and out.startswith("OK: 1 configuration file, 6 profiles, 3 hardware rules."), (rc, out, err))
+    write(os.path.join(base, "cand/bad.ini"), "[profile]\nsmt_buddy_assist = on\n")
+    rc, out, err = run("--root", hygon, "check", "--as", "/etc/topotune/profiles/cand.ini", os.path.join(base, "cand/bad.ini"))
+    check("check --as: a bad candidate profile: exit 2, FILE:LINE as it would be installed",
+          rc == 2 and "/etc/topotune/profiles/cand.ini:2: unknown key 'smt_buddy_assist' in [profile]" in err
+          and "1 error." in err, (rc, out, err))
+    write(os.path.join(base, "cand/profiles/site.ini"), "[profile]\ninclude = throughput\n")
+    write(os.path.join(base, "cand/topotune.conf.d/50-site.conf"), "[daemon]\nprofile = site\n")
+    rc, out, err = run("--root", hygon, "check", os.path.join(base, "cand/topotune.conf.d/50-site.conf"))
+    check("check: a candidate drop-in selecting a profile that is not there: its FILE:LINE",
+          rc == 2 and "/etc/topotune/topotune.conf.d/50-site.conf:2: profile 'site' not found" in err, (rc, out, err))
+    rc, out, err = run("--root", hygon, "check", os.path.join(base, "cand/topotune.conf.d/50-site.conf"),
+                       os.path.join(base, "cand/profiles/site.ini"))
+    check("check: candidates take their kind from their directory; together they are OK",
+          rc == 0 and "as /etc/topotune/profiles/site.ini" in out and "7 profiles" in out, (rc, out, err))
+    rc, out, err = run("--root", hygon, "check", os.path.join(base, "cand/bad.ini"))
+    check("check: a candidate from nowhere known needs --as", rc == 2 and "--as" in err, (rc, out, err))
+    write(os.path.join(hygon, "etc/topotune/hardware.d/60-x.ini"), "[match]\nvendor = hygon\n[profile]\nname = nope\n")
+    write(os.path.join(hygon, "etc/topotune/profiles/broken.ini"), "[scheduler]\nrelax_domain_level = deep\n")
+    before = tree_state(hygon)
+    rc, out, err = run("--root", hygon, "check")
+    check("check: every error, each with FILE:LINE (a hardware rule's profile, a broken profile)",
+          rc == 2 and "/etc/topotune/hardware.d/60-x.ini:4: profile 'nope' not found" in err
+          and "/etc/topotune/profiles/broken.ini:2: " in err and "2 errors." in err, (rc, out, err))
+    rc, out, err = run("--root", hygon, "check", "--json")
+    j = json.loads(out) if out else {}
+    check("check --json: schema, ok false, errors with file and line",
+          rc == 2 and j.get("schema") == 1 and j.get("ok") is False
+          and {"file": "/etc/topotune/profiles/broken.ini", "line": 2,
+               "message": j["errors"][-1]["message"]} in j.get("errors", []), out)
+    check("check changes nothing", tree_state(hygon) == before)
+    os.remove(os.path.join(hygon, "etc/topotune/hardware.d/60-x.ini"))
+    os.remove(os.path.join(hygon, "etc/topotune/profiles/broken.ini"))
+    shutil.copy(os.path.join(hygon, "etc/topotune/topotune.conf"), os.path.join(base, "conf.save"))
+    write(os.path.join(hygon, "etc/topotune/topotune.conf"), "[daemon]\nrollback = sometimes\n")
+    rc, out, err = run("--root", hygon, "check")
+    check("check: a bad topotune.conf: FILE:LINE", rc == 2 and "/etc/topotune/topotune.conf:2: " in err, err)
+    shutil.copy(os.path.join(base, "conf.save"), os.path.join(hygon, "etc/topotune/topotune.conf"))
 
     # Bad input: exit 2 and a message naming the place.
     write(os.path.join(vm, "etc/topotune/profiles/broken.ini"), "[scheduler]\nsmt_buddy_assist = maybe\n")

@@ -97,10 +97,11 @@ def cleanup():
         shutil.rmtree(base, ignore_errors=True)
 
 
-def make_tree(name, spec, sets=(), dropin=""):
+def make_tree(name, spec, sets=(), dropin="", damage=()):
     root = os.path.join(base, name)
     subprocess.run([sys.executable, os.path.join(SRC, "tests/sysroot/gen-sysroot.py"), "-q"]
-                   + [a for s in sets for a in ("--set", s)] + [spec, root], check=True)
+                   + [a for s in sets for a in ("--set", s)] + [f"--damage={d}" for d in damage] + [spec, root],
+                   check=True)
     shutil.copytree(os.path.join(SRC, "conf/profiles"), os.path.join(root, "usr/lib/topotune/profiles"))
     shutil.copytree(os.path.join(SRC, "conf/hardware.d"), os.path.join(root, "usr/lib/topotune/hardware.d"))
     os.makedirs(os.path.join(root, "etc/topotune/topotune.conf.d"), exist_ok=True)
@@ -262,6 +263,11 @@ def settings():
     return {str(s[0]): (str(s[1]), str(s[2]), bool(s[3]), str(s[4])) for s in prop("Settings")}
 
 
+def signals_of(mon, member):
+    """The busctl monitor records of signal @member in @mon, joined."""
+    return "".join(m for m in mon.split("\u2023 ") if f"Member={member}" in m and "Type=signal" in m)
+
+
 def log_text(log):
     with open(log, errors="replace") as f:
         return f.read()
@@ -270,7 +276,8 @@ def log_text(log):
 try:
     t0 = time.time()
     # ======================= main tree: Hygon 7447v NPS3, patched kernel ================
-    main = make_tree("hygon", "hygon-7447v-2s-nps3")
+    # The throughput profile is where SMT_BUDDY_ASSIST is on; balanced keeps kernel defaults.
+    main = make_tree("hygon", "hygon-7447v-2s-nps3", dropin="verify_interval = 0\nprofile = throughput\n")
     slice_dir(main)
     orig = snapshot(main)
     dlog = os.path.join(base, "topotuned-main.log")
@@ -286,7 +293,8 @@ try:
           and rd(main, SMT) == "1", log_text(os.path.join(base, "second.log")))
 
     rc, out = busctl("introspect", NAME, PATH, IFACE)
-    want = ["ListProfiles", "SetProfile", "Apply", "Revert", "Reload", "Plan", "Verify", "GetCpuDomains",
+    want = ["ListProfiles", "SetProfile", "SetProfilePersistent", "AutoProfile", "Apply", "Revert", "Reload",
+            "ReloadConfiguration", "Plan", "Verify", "GetCpuDomains", "Metrics", "ActiveProfileSource",
             "Version", "State", "StateReasons", "ActiveProfile", "CpuVendor", "CpuFamily", "CpuModel", "CpuName",
             "Topology", "Settings", "KernelCapabilities", "IsolatedCpus", "HousekeepingCpus", "RebootRequired",
             "PendingKernelCmdline", "DomainLayout", "Applied", "Drift"]
@@ -301,11 +309,12 @@ try:
     rc, out = busctl("get-property", NAME, PATH, IFACE, "State", "ActiveProfile", "CpuVendor", "CpuFamily",
                      "CpuModel", "Topology")
     check("busctl get-property: state, profile, identity, topology",
-          rc == 0 and '"applied"' in out and '"balanced"' in out and '"hygon"' in out and "u 24" in out
+          rc == 0 and '"applied"' in out and '"throughput"' in out and '"hygon"' in out and "u 24" in out
           and "u 7" in out and '"packages" u 2' in out and '"nodes" u 6' in out and '"smt" b true' in out, out)
     st = settings()
-    check("Settings: smt_buddy_assist on from the Hygon hardware rule, in sync",
-          st.get("smt_buddy_assist", ("",) * 4)[:3] == ("on", "on", True) and "hardware.d" in st["smt_buddy_assist"][3]
+    check("Settings: smt_buddy_assist on from the throughput profile, in sync",
+          st.get("smt_buddy_assist", ("",) * 4)[:3] == ("on", "on", True)
+          and "profiles/throughput.ini:" in st["smt_buddy_assist"][3]
           and rd(main, SMT) == "1", str(st))
     caps = prop("KernelCapabilities")
     check("KernelCapabilities: the series' sysctls found", bool(caps["smt_buddy_sysctl"]) and bool(caps["relax_sysctl"]))
@@ -338,7 +347,7 @@ try:
         "throughput": ("1", rd(main, RELAX)),
         "latency": ("0", "3"),
         "database": (orig_smt, "3"),   # smt keep: our change goes back
-        "balanced": ("1", orig[RELAX].decode().strip()),
+        "balanced": (orig_smt, orig[RELAX].decode().strip()),   # kernel defaults, the Hygon rule too
     }
     before_pc = log_text(monitor_log).count("PropertiesChanged")
     for p, (smt, relax) in expect.items():
@@ -370,10 +379,10 @@ try:
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", iso + "\n")   # what the kernel reports then
     v_ok, mism = mgr().Verify()
     check("Verify after hpc (kernel reports the partition): ok", bool(v_ok), str(mism))
-    err = call_error(mgr().SetProfile, "balanced", False)
+    err = call_error(mgr().SetProfile, "throughput", False)
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", "\n")
     check("leaving hpc restores the slice's cpuset.cpus byte-exact and the partition mode",
-          err[0] is None and not [k for k in snap_diff(orig, snapshot(main)) if "isolated.slice" in k],
+          err[0] is None and not [k for k in snap_diff(orig, snapshot(main)) if "topotune.slice" in k],
           str(err) + str(snap_diff(orig, snapshot(main))))
 
     # --- drift on demand --------------------------------------------------------------
@@ -417,7 +426,7 @@ try:
     reasons = [str(s) for s in prop("StateReasons")]
     check("restart after kill -9: originals restored, selected profile re-applied",
           ok and any("recovered" in r for r in reasons) and rd(main, RELAX) == orig[RELAX].decode().strip()
-          and rd(main, SMT) == "1" and str(prop("ActiveProfile")) == "balanced", str(reasons))
+          and rd(main, SMT) == "1" and str(prop("ActiveProfile")) == "throughput", str(reasons))
     with open(os.path.join(main, "run/topotune/state")) as f:
         rec = f.read()
     check("record after recovery holds the true original", "sched_smt_buddy_assist =0%0A" in rec
@@ -780,6 +789,19 @@ try:
     stop_daemon(d)
     os.unlink(os.path.join(vm, "etc/topotune/topotune.conf.d/60-strict.conf"))
 
+    # A control a profile does not use does not count against it: cgroup v1 has no
+    # partitions, and latency wants no isolated CPUs (isolated_cpus = none).
+    v1 = make_tree("cgroup-v1", "vm-2cpu", ["kernel.cgroup=v1"], dropin="verify_interval = 0\npartial_apply = no\n")
+    v1log = os.path.join(base, "topotuned-cgroup-v1.log")
+    d, ok = start_daemon(v1, v1log)
+    e = call_error(mgr().SetProfile, "latency", False) if ok else ("not started", "")
+    rc, out = ctl("verify")
+    check("cgroup v1 (no partitions), partial_apply = no: SetProfile(latency), which isolates nothing, "
+          "is applied and in sync",
+          e[0] is None and str(prop("State")) == "applied" and rc == 0 and "not applied" not in out,
+          f"{e} State={prop('State') if ok else None} verify rc={rc} {out}")
+    stop_daemon(d)
+
     # ======================= configuration errors at start ==============================
     with open(os.path.join(vm, "etc/topotune/topotune.conf.d/70-bad.conf"), "w") as f:
         f.write("[daemon]\nprofile = nope\n")
@@ -801,7 +823,8 @@ try:
     os.unlink(os.path.join(vm, "etc/topotune/topotune.conf.d/70-bad.conf"))
 
     # ======================= lockdown: debugfs feature only, not writable ============
-    lk = make_tree("lockdown", "hygon-7447v-2s-nps3", ["kernel.patched=no", "kernel.lockdown=integrity"])
+    lk = make_tree("lockdown", "hygon-7447v-2s-nps3", ["kernel.patched=no", "kernel.lockdown=integrity"],
+                   dropin="verify_interval = 0\nprofile = throughput\n")
     with open(os.path.join(lk, "sys/kernel/debug/sched/features"), "a") as f:
         f.write("")
     feat = rd(lk, "sys/kernel/debug/sched/features")
@@ -821,7 +844,7 @@ try:
     stop_daemon(d)
 
     # ======================= fake systemd1: AllowedCPUs= through the manager ==========
-    sd_tree = make_tree("systemd", "hygon-7447v-2s-nps3")
+    sd_tree = make_tree("systemd", "hygon-7447v-2s-nps3", dropin="verify_interval = 0\nprofile = throughput\n")
     # What Debian 12's systemd leaves in the root: no cpuset until a unit wants it.
     ROOT_CTRL = "sys/fs/cgroup/cgroup.subtree_control"
     wr(sd_tree, ROOT_CTRL, "cpu io memory pids\n")
@@ -894,7 +917,7 @@ try:
           e[0] is None and not diff and calls.count("StopUnit") >= 2, f"{e} {diff} {calls[-400:]}")
 
     # ======================= verify timer: Drift, re-apply once, back off ============
-    tt = make_tree("timer", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\n")
+    tt = make_tree("timer", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\nprofile = throughput\n")
     tlog = os.path.join(base, "topotuned-timer.log")
     d, ok = start_daemon(tt, tlog)
     mark = len(log_text(monitor_log))
@@ -914,6 +937,12 @@ try:
     check("timer: a writer that keeps changing it -> backed off, State degraded, reason says so",
           str(prop("State")) == "degraded" and any("another writer" in r for r in reasons) and n_writes <= 3
           and rd(tt, SMT) == "0", f"{reasons} writes={n_writes}")
+    mark = len(log_text(monitor_log))
+    time.sleep(2.6)
+    mon = log_text(monitor_log)[mark:]
+    check("timer: backed off and unchanged: no Drift and no PropertiesChanged at every check (once per change)",
+          mon.count("Member=Drift") == 0 and mon.count("Member=PropertiesChanged") == 0 and rd(tt, SMT) == "0",
+          mon[-800:])
     # SIGHUP: re-read the configuration, apply the diff, forget the back-off.
     with open(os.path.join(tt, "etc/topotune/topotune.conf.d/60-profile.conf"), "w") as f:
         f.write("[daemon]\nprofile = latency\nrollback = not-on-exit\nverify_interval = 0\n")
@@ -951,6 +980,18 @@ try:
               f"relax={rd(dt, RELAX)} {state} {reasons} " + log_text(dlog2)[-600:])
         stop_daemon(d)
         check(f"drift repair ({what}): stop restores {stop_value}", rd(dt, RELAX) == stop_value, rd(dt, RELAX))
+
+    # ======================= no node distance files: the layout says what it assumed ======
+    nt = make_tree("no-distance", "small-2s-4n", damage=["no-distance"])
+    nlog = os.path.join(base, "topotuned-no-distance.log")
+    d, ok = start_daemon(nt, nlog)
+    doms = [[str(x) for x in dom[3]] for dom in mgr().GetCpuDomains(dbus.UInt32(0))] if ok else []
+    reasons = [str(r) for r in prop("StateReasons")] if ok else []
+    check("no node distances: GetCpuDomains says distance=20 (assumed), StateReasons says why",
+          any("distance=20 (assumed)" in dom for dom in doms)
+          and any("NUMA distances unknown" in r and "10 within a node and 20 between nodes" in r for r in reasons),
+          f"{doms} {reasons}")
+    stop_daemon(d)
 
     # ======================= records that cannot be trusted or restored ==================
     # A planted record: a file outside the allow-list, a path out of the root through "..".
@@ -1017,6 +1058,97 @@ try:
           f"ok={ok} {reasons}")
     stop_daemon(d)
 
+    # ======================= persistent choice, AutoProfile, reload truth ====================
+    pt = make_tree("persist", "hygon-7447v-2s-nps3")
+    plog = os.path.join(base, "topotuned-persist.log")
+    pdrop = os.path.join(pt, "etc/topotune/topotune.conf.d/99-set-profile.conf")
+    d, ok = start_daemon(pt, plog)
+    e = call_error(mgr().SetProfilePersistent, "nosuch", False) if ok else ("not started", "")
+    check("SetProfilePersistent(nosuch): NoSuchProfile, nothing written",
+          e[0] == "org.topotune1.Error.NoSuchProfile" and not os.path.exists(pdrop), str(e))
+    mark = len(log_text(monitor_log))
+    e = call_error(mgr().SetProfilePersistent, "latency", False)
+    src = str(prop("ActiveProfileSource"))
+    time.sleep(0.3)
+    mon = signals_of(log_text(monitor_log)[mark:], "PropertiesChanged")
+    check("PropertiesChanged carries only what changed (ActiveProfile, Settings; not RebootRequired, "
+          "PendingKernelCmdline, KernelCapabilities)",
+          '"ActiveProfile"' in mon and '"Settings"' in mon
+          and '"RebootRequired"' not in mon and '"PendingKernelCmdline"' not in mon
+          and '"KernelCapabilities"' not in mon, mon[-1500:])
+    mark = len(log_text(monitor_log))
+    rc, out = ctl("apply")
+    time.sleep(0.3)
+    mon = log_text(monitor_log)[mark:]
+    check("apply with nothing to change: no PropertiesChanged at all",
+          rc == 0 and "Member=Applied" in mon and "Member=PropertiesChanged" not in mon, mon[-1500:])
+    check("SetProfilePersistent(latency): applied from the drop-in it wrote, ActiveProfileReason configured, "
+          "ActiveProfileSource its FILE:LINE",
+          e[0] is None and str(prop("ActiveProfile")) == "latency" and rd(pt, RELAX) == "3"
+          and str(prop("ActiveProfileReason")) == "configured"
+          and src == "/etc/topotune/topotune.conf.d/99-set-profile.conf:5"
+          and rd(pt, "etc/topotune/topotune.conf.d/99-set-profile.conf").endswith("[daemon]\nprofile = latency")
+          and not [f for f in os.listdir(os.path.dirname(pdrop)) if f.startswith(".")], f"{e} {src}")
+    stop_daemon(d)
+    d, ok = start_daemon(pt, plog)
+    check("... it lasts across a restart", ok and str(prop("ActiveProfile")) == "latency", log_text(plog)[-600:])
+    rc, out = ctl("--config-root", pt, "layout", "--profile", "hpc", "--cpu", "1")
+    check("layout --profile P while topotuned runs: the prediction for P, in-process (was 'offline only')",
+          rc == 0 and out.startswith("cpu1:") and "levels:" in out, out[-400:])
+    rc, out = ctl("set-profile", "throughput")
+    check("set-profile (runtime): ActiveProfileReason manual, ActiveProfileSource who asked",
+          rc == 0 and str(prop("ActiveProfileReason")) == "manual"
+          and str(prop("ActiveProfileSource")).startswith("SetProfile(throughput) by :"), out)
+    rc, out = ctl("reload")
+    check("reload ends the runtime choice: back to the configured profile (reason configured)",
+          rc == 0 and str(prop("ActiveProfile")) == "latency" and str(prop("ActiveProfileReason")) == "configured",
+          f"{out} {prop('ActiveProfile')} {prop('ActiveProfileReason')}")
+    rc, out = ctl("set-profile", "--persistent", "throughput")
+    rc2, out2 = ctl("status")
+    check("set-profile --persistent: drop-in rewritten, status shows the choice and its FILE:LINE",
+          rc == 0 and "profile = throughput" in rd(pt, "etc/topotune/topotune.conf.d/99-set-profile.conf")
+          and "Profile: throughput (configured, /etc/topotune/topotune.conf.d/99-set-profile.conf:5)" in out2,
+          out + out2)
+    rc, out = ctl("auto-profile")
+    check("auto-profile: the drop-in removed, the configured choice (balanced, built-in default) back",
+          rc == 0 and not os.path.exists(pdrop) and str(prop("ActiveProfile")) == "balanced"
+          and str(prop("ActiveProfileReason")) == "configured"
+          and str(prop("ActiveProfileSource")) == "built-in default" and rd(pt, RELAX) == "-1",
+          f"{out} {prop('ActiveProfile')} {prop('ActiveProfileSource')}")
+    # A reload that fails: State and StateReasons say so with FILE:LINE, and so does the log.
+    wr(pt, "etc/topotune/topotune.conf.d/60-bad.conf", "[daemon]\nrollback = sometimes\n")
+    mark = len(log_text(plog))
+    d.send_signal(signal.SIGHUP)
+    end = time.time() + 8
+    while time.time() < end and str(prop("State")) != "degraded":
+        time.sleep(0.05)
+    reasons = [str(x) for x in prop("StateReasons")]
+    check("SIGHUP with a bad drop-in: State degraded, StateReasons and the log name FILE:LINE, profile kept",
+          str(prop("State")) == "degraded" and str(prop("ActiveProfile")) == "balanced"
+          and any(r.startswith("reload failed") and "/etc/topotune/topotune.conf.d/60-bad.conf:2:" in r
+                  for r in reasons)
+          and "/etc/topotune/topotune.conf.d/60-bad.conf:2:" in log_text(plog)[mark:], str(reasons))
+    e = call_error(mgr().ReloadConfiguration, False)
+    check("ReloadConfiguration(interactive) with a bad drop-in: InvalidConfiguration naming FILE:LINE",
+          e[0] == "org.topotune1.Error.InvalidConfiguration" and "60-bad.conf:2:" in e[1], str(e))
+    e = call_error(mgr().SetProfilePersistent, "latency", False)
+    check("SetProfilePersistent while the configuration does not load: InvalidConfiguration, nothing written",
+          e[0] == "org.topotune1.Error.InvalidConfiguration" and not os.path.exists(pdrop), str(e))
+    os.remove(os.path.join(pt, "etc/topotune/topotune.conf.d/60-bad.conf"))
+    wr(pt, "etc/topotune/topotune.conf.d/60-bad.conf", "[daemon]\nprofile = nosuch\n")
+    d.send_signal(signal.SIGHUP)
+    time.sleep(0.5)
+    reasons = [str(x) for x in prop("StateReasons")]
+    check("SIGHUP selecting a profile that is not there: degraded, the reason names it",
+          str(prop("State")) == "degraded" and any(r.startswith("reload failed") and "nosuch" in r for r in reasons),
+          str(reasons))
+    os.remove(os.path.join(pt, "etc/topotune/topotune.conf.d/60-bad.conf"))
+    e = call_error(mgr().Reload)
+    check("Reload() (no arguments, kept) after the fix: State applied, the reason gone",
+          e[0] is None and str(prop("State")) == "applied"
+          and not any(str(r).startswith("reload failed") for r in prop("StateReasons")), str(e))
+    stop_daemon(d)
+
     # ======================= FIFOs among the configuration files =========================
     ft = make_tree("fifo", "vm-2cpu")
     os.makedirs(os.path.join(ft, "etc/topotune/profiles"), exist_ok=True)
@@ -1031,8 +1163,8 @@ try:
     os.mkfifo(os.path.join(ft, "etc/topotune/topotune.conf.d/60-fifo.conf"))
     t = time.time()
     e = call_error(lambda: mgr().Reload(timeout=10)) if ok else ("", "")
-    check("Reload with a FIFO drop-in -> InvalidProfile at once, naming it",
-          e[0] == "org.topotune1.Error.InvalidProfile" and "60-fifo.conf: not a regular file" in e[1]
+    check("Reload with a FIFO drop-in -> InvalidConfiguration at once, naming it",
+          e[0] == "org.topotune1.Error.InvalidConfiguration" and "60-fifo.conf: not a regular file" in e[1]
           and time.time() - t < 5, str(e))
     t = time.time()
     rc = stop_daemon(d) if ok else None
@@ -1042,6 +1174,138 @@ try:
     check("start with a FIFO drop-in: exits at once naming it, does not hang",
           r is not None and r.returncode == 1 and "60-fifo.conf: not a regular file" in r.stderr,
           r.stderr[-400:] if r else "")
+
+    # ======================= metrics: Metrics(), topotunectl metrics, the textfile =========
+    try:
+        from prometheus_client.parser import text_string_to_metric_families
+    except ImportError:
+        text_string_to_metric_families = None
+    check("python3-prometheus-client is installed (tools/test.sh installs it)", text_string_to_metric_families is not None)
+
+    def samples(text):
+        """{(name, frozenset(labels)): value} through the real Prometheus text parser."""
+        out = {}
+        for fam in text_string_to_metric_families(text):
+            for s in fam.samples:
+                out[(s.name, frozenset(s.labels.items()))] = s.value
+        return out
+
+    def sample(sm, name, **labels):
+        return sm.get((name, frozenset(labels.items())))
+
+    PROM_DIR = "var/lib/prometheus/node-exporter"
+    PROM = PROM_DIR + "/topotune.prom"
+    # Off by default: a tree with the directory and no option gets no file.
+    off = make_tree("metrics-off", "vm-2cpu")
+    os.makedirs(os.path.join(off, PROM_DIR))
+    d, ok = start_daemon(off, os.path.join(base, "topotuned-metrics-off.log"))
+    time.sleep(0.3)
+    check("metrics textfile: off by default (nothing written in the collector's directory)",
+          ok and os.listdir(os.path.join(off, PROM_DIR)) == [], str(os.listdir(os.path.join(off, PROM_DIR))))
+    stop_daemon(d)
+
+    mt = make_tree("metrics", "hygon-7447v-2s-nps3",
+                   dropin="verify_interval = 1\nprofile = throughput\n"
+                          f"metrics_textfile = /{PROM}\nmetrics_interval = 1\n")
+    os.makedirs(os.path.join(mt, PROM_DIR))
+    fields = lambda k: " ".join(str(k * f) for f in range(1, 46))   # noqa: E731
+    wr(mt, "proc/schedstat", "version 17\ntimestamp 4294892296\n"
+       + "".join(f"cpu{c} 0 0 0 0 0 0 0 0 0\ndomain0 SMT {1 << c:x} {fields(1)}\ndomain1 MC f {fields(c + 1)}\n"
+                 for c in range(4)))
+    wr(mt, "proc/sched_smt_buddy_stat", "version 1\ntimestamp 4294892296\n"
+       + "".join(f"cpu{c} {c} 1 2 3\n" for c in range(4)))
+    mlog = os.path.join(base, "topotuned-metrics.log")
+    d, ok = start_daemon(mt, mlog)
+    text = str(mgr().Metrics()) if ok else ""
+    sm = samples(text) if text_string_to_metric_families and text else {}
+    check("Metrics(): parsed by prometheus_client; state one-hot applied, active profile throughput",
+          sample(sm, "topotune_state", state="applied") == 1 and sample(sm, "topotune_state", state="off") == 0
+          and sample(sm, "topotune_active_profile", profile="throughput", reason="configured") == 1, text[:1500])
+    check("Metrics(): smt_buddy_assist desired on, actual on, in sync; drift and repair counters at 0",
+          sample(sm, "topotune_setting_desired", setting="smt_buddy_assist", value="on") == 1
+          and sample(sm, "topotune_setting_actual", setting="smt_buddy_assist", value="on") == 1
+          and sample(sm, "topotune_setting_in_sync", setting="smt_buddy_assist") == 1
+          and sample(sm, "topotune_setting_drift_total", setting="smt_buddy_assist") == 0
+          and sample(sm, "topotune_setting_repairs_total", setting="smt_buddy_assist") == 0, text[:3000])
+    lb = sample(sm, "topotune_schedstat_lb_count_total", index="1", domain="MC", idle="newly_idle")
+    check("Metrics(): /proc/schedstat v17 summed per domain over CPUs, fields named as sched-stats.rst does",
+          lb == 23 * (1 + 2 + 3 + 4)
+          and sample(sm, "topotune_schedstat_lb_failed_total", index="0", domain="SMT", idle="busy") == 3 * 4
+          and sample(sm, "topotune_schedstat_alb_pushed_total", index="0", domain="SMT") == 36 * 4
+          and sample(sm, "topotune_schedstat_domain_cpus", index="1", domain="MC") == 4, f"lb={lb}")
+    check("Metrics(): the series' SMT buddy counters summed over CPUs",
+          sample(sm, "topotune_smt_buddy_pushed_total") == 0 + 1 + 2 + 3
+          and sample(sm, "topotune_smt_buddy_newidle_stopped_total") == 12
+          and sample(sm, "topotune_smt_buddy_stat_version") == 1, text[-1500:])
+    check("Metrics(): domain levels per class of CPUs",
+          any(k[0] == "topotune_domain_levels" and dict(k[1]).get("domains", "").startswith("SMT MC") and v >= 2
+              for k, v in sm.items()), text[:2500])
+    families = list(text_string_to_metric_families(text)) if sm else []
+    check("Metrics(): every family has HELP and TYPE, counters end in _total, names topotune_*",
+          families and all(f.name.startswith("topotune_") and f.documentation and f.type in ("gauge", "counter")
+                           for f in families)
+          and all(ln.split()[2].endswith("_total") for ln in text.splitlines() if ln.startswith("# TYPE")
+                  and ln.endswith(" counter")), text[:600])
+    rc, out = ctl("metrics")
+    check("topotunectl metrics (online): the daemon's text, same families as Metrics()",
+          rc == 0 and text_string_to_metric_families is not None
+          and sorted(f.name for f in text_string_to_metric_families(out)) == sorted(f.name for f in families),
+          out[:400])
+    pf = os.path.join(mt, PROM)
+    check("metrics textfile written at start where metrics_textfile says, mode 0644",
+          os.path.isfile(pf) and (os.stat(pf).st_mode & 0o777) == 0o644 and samples(open(pf).read())
+          .get(("topotune_state", frozenset({("state", "applied")}))) == 1,
+          str(os.listdir(os.path.join(mt, PROM_DIR))))
+    # Atomic: a new inode each interval (rename, never written through), always a whole file, no temp left.
+    ino0, reads, partial = os.stat(pf).st_ino, 0, []
+    end = time.time() + 2.5
+    while time.time() < end:
+        try:
+            with open(pf) as f:
+                t = f.read()
+            reads += 1
+            if not t.endswith("\n") or "topotune_smt_buddy_stat_version" not in t:
+                partial.append(len(t))
+        except FileNotFoundError:
+            partial.append("missing")
+        time.sleep(0.005)
+    check("metrics textfile replaced atomically: renamed over (new inode), never seen partial or missing",
+          os.stat(pf).st_ino != ino0 and not partial and reads > 50, f"reads={reads} partial={partial[:5]}")
+    # Drift and repair counted, in Metrics() and in the next textfile.
+    wr(mt, SMT, "0\n")
+    time.sleep(2.5)
+    sm = samples(str(mgr().Metrics()))
+    smf = samples(open(pf).read())
+    check("drift and repair counted: topotune_setting_drift_total and _repairs_total 1 (bus and textfile)",
+          sample(sm, "topotune_setting_drift_total", setting="smt_buddy_assist") == 1
+          and sample(sm, "topotune_setting_repairs_total", setting="smt_buddy_assist") == 1
+          and sample(smf, "topotune_setting_repairs_total", setting="smt_buddy_assist") == 1 and rd(mt, SMT) == "1",
+          str([(k, v) for k, v in sm.items() if "drift" in k[0] or "repairs" in k[0]]))
+    check("no temporary file left beside the textfile",
+          os.listdir(os.path.join(mt, PROM_DIR)) == ["topotune.prom"], str(os.listdir(os.path.join(mt, PROM_DIR))))
+    # Turned off by a reload: the file goes away.
+    wr(mt, "etc/topotune/topotune.conf.d/60-nometrics.conf", "[daemon]\nmetrics_textfile = off\n")
+    rc, out = ctl("reload")
+    time.sleep(1.2)
+    check("reload with metrics_textfile = off: the textfile is removed and not written again",
+          rc == 0 and not os.path.exists(pf), out)
+    os.unlink(os.path.join(mt, "etc/topotune/topotune.conf.d/60-nometrics.conf"))
+    rc, out = ctl("reload")
+    end = time.time() + 0.8     # well within metrics_interval: written after the reload, not by the timer
+    while time.time() < end and not os.path.isfile(pf):
+        time.sleep(0.02)
+    check("reload with it back: written again at once", rc == 0 and os.path.isfile(pf), out)
+    r = subprocess.run([CTL, "--root", mt, "metrics"], capture_output=True, text=True, timeout=60)
+    sm = samples(r.stdout) if r.returncode == 0 and text_string_to_metric_families else {}
+    check("topotunectl --root metrics (offline): the kernel's counters, parsed; says on stderr and in a comment "
+          "what only topotuned has; no state or settings",
+          sample(sm, "topotune_smt_buddy_pushed_total") == 6 and sample(sm, "topotune_schedstat_version") == 17
+          and not any(k[0].startswith(("topotune_state", "topotune_setting")) for k in sm)
+          and "offline (--root): only the kernel's counters" in r.stderr
+          and r.stdout.startswith("# offline (--root): only the kernel's counters"), r.stdout[:300] + r.stderr)
+    stop_daemon(d)
+    check("stop: the textfile is removed (no stale metrics of a daemon that is gone)", not os.path.exists(pf),
+          str(os.listdir(os.path.join(mt, PROM_DIR))))
 
     # ======================= errors that say what happened ===============================
     et = make_tree("errors", "hygon-7447v-2s-nps3")

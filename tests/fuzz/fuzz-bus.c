@@ -734,6 +734,7 @@ static bool error_name_known(const char *name)
 {
 	static const char *const ours[] = {
 		BUS_ERROR_NO_SUCH_PROFILE, BUS_ERROR_INVALID_PROFILE, BUS_ERROR_UNSUPPORTED, BUS_ERROR_BUSY,
+		BUS_ERROR_INVALID_CONFIGURATION,
 	};
 
 	for (size_t i = 0; i < FUZZ_ELEMENTS(ours); i++)

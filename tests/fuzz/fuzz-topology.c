@@ -49,8 +49,19 @@ static void path_of(unsigned idx, char *buf, size_t size)
 		return;
 	}
 	idx -= FUZZ_TOPO_NODES * nn;
-	snprintf(buf, size, "sys/devices/system/cpu/cpu%zu/%s", idx / FUZZ_ELEMENTS(fuzz_topo_per_cpu_late),
-		 fuzz_topo_per_cpu_late[idx % FUZZ_ELEMENTS(fuzz_topo_per_cpu_late)]);
+	if (idx < FUZZ_TOPO_CPUS * FUZZ_ELEMENTS(fuzz_topo_per_cpu_late)) {
+		snprintf(buf, size, "sys/devices/system/cpu/cpu%zu/%s", idx / FUZZ_ELEMENTS(fuzz_topo_per_cpu_late),
+			 fuzz_topo_per_cpu_late[idx % FUZZ_ELEMENTS(fuzz_topo_per_cpu_late)]);
+		return;
+	}
+	idx -= FUZZ_TOPO_CPUS * FUZZ_ELEMENTS(fuzz_topo_per_cpu_late);
+	if (idx < FUZZ_TOPO_CPUS * FUZZ_ELEMENTS(fuzz_topo_per_cpu_kind)) {
+		snprintf(buf, size, "sys/devices/system/cpu/cpu%zu/%s", idx / FUZZ_ELEMENTS(fuzz_topo_per_cpu_kind),
+			 fuzz_topo_per_cpu_kind[idx % FUZZ_ELEMENTS(fuzz_topo_per_cpu_kind)]);
+		return;
+	}
+	idx -= FUZZ_TOPO_CPUS * FUZZ_ELEMENTS(fuzz_topo_per_cpu_kind);
+	snprintf(buf, size, "%s", fuzz_topo_kind_global[idx % FUZZ_ELEMENTS(fuzz_topo_kind_global)]);
 }
 
 static void check_topology(const Topology *t)
@@ -67,6 +78,12 @@ static void check_topology(const Topology *t)
 		fuzz_assert(c->die < (int)t->dies.n && c->cluster < (int)t->clusters.n);
 	}
 	(void)topology_cpu_nodes(t);
+	for (size_t k = 0; k < t->kinds.n; k++) {
+		fuzz_assert(!cpuset_is_empty(&t->kinds.items[k].cpus));
+		fuzz_assert(cpuset_is_subset(&t->kinds.items[k].cpus, &t->online));
+		CPUSET_FOREACH(cpu, &t->kinds.items[k].cpus)
+			fuzz_assert(t->cpus[cpu].kind == (int)k);
+	}
 }
 
 static void predict(const Topology *t, uint8_t opt)

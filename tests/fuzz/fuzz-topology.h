@@ -51,6 +51,18 @@ static const char *const fuzz_topo_per_cpu_late[] = {
 	"topology/die_cpus",
 };
 
+/* Core kinds (after the late per-CPU files, for the same reason). */
+static const char *const fuzz_topo_per_cpu_kind[] = {
+	"cpu_capacity",
+	"regs/identification/midr_el1",
+};
+
+static const char *const fuzz_topo_kind_global[] = {
+	"sys/devices/cpu_core/cpus",
+	"sys/devices/cpu_atom/cpus",
+	"proc/cpuinfo",
+};
+
 static const char *const fuzz_topo_per_cache[] = {
 	"level", "type", "shared_cpu_list", "shared_cpu_map", "id",
 };
@@ -63,4 +75,5 @@ static const char *const fuzz_topo_per_node[] = {
 #define FUZZ_TOPO_N_PATHS                                                                       \
 	(FUZZ_ELEMENTS(fuzz_topo_global) + FUZZ_TOPO_CPUS * FUZZ_TOPO_PER_CPU +                    \
 	 FUZZ_TOPO_NODES * FUZZ_ELEMENTS(fuzz_topo_per_node) +                                  \
-	 FUZZ_TOPO_CPUS * FUZZ_ELEMENTS(fuzz_topo_per_cpu_late))
+	 FUZZ_TOPO_CPUS * FUZZ_ELEMENTS(fuzz_topo_per_cpu_late) +                               \
+	 FUZZ_TOPO_CPUS * FUZZ_ELEMENTS(fuzz_topo_per_cpu_kind) + FUZZ_ELEMENTS(fuzz_topo_kind_global))

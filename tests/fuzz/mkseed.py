@@ -37,6 +37,8 @@ PER_CPU = ["online", "topology/physical_package_id", "topology/die_id",
 PER_CACHE = ["level", "type", "shared_cpu_list", "shared_cpu_map", "id"]
 PER_NODE = ["cpulist", "cpumap", "distance"]
 PER_CPU_LATE = ["topology/die_cpus_list", "topology/die_cpus"]   # after the nodes
+PER_CPU_KIND = ["cpu_capacity", "regs/identification/midr_el1"]   # after those
+KIND_GLOBAL = ["sys/devices/cpu_core/cpus", "sys/devices/cpu_atom/cpus", "proc/cpuinfo"]
 CPUS, NODES, CACHES = 8, 4, 4
 # Keep in the order of fuzz-kernel.c's table.
 KERNEL_PATHS = ["proc/sys/kernel/osrelease", "sys/kernel/security/lockdown",
@@ -57,6 +59,9 @@ def paths():
         out += [f"sys/devices/system/node/node{node}/{f}" for f in PER_NODE]
     for cpu in range(CPUS):
         out += [f"sys/devices/system/cpu/cpu{cpu}/{f}" for f in PER_CPU_LATE]
+    for cpu in range(CPUS):
+        out += [f"sys/devices/system/cpu/cpu{cpu}/{f}" for f in PER_CPU_KIND]
+    out += KIND_GLOBAL
     return out
 
 

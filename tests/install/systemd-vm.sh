@@ -39,7 +39,7 @@
 #   TOPOTUNE_SYSTEMD_VM_PATCHED=0  leave out the patched kernel's boot
 #   TOPOTUNE_MIRROR=URI      Debian mirror (default: from this machine's apt sources)
 #   TOPOTUNE_KEEP=1          keep the whole work directory
-#   TOPOTUNE_VM_TIMEOUT=S    seconds per boot before qemu is killed (1500; one TCG
+#   TOPOTUNE_VM_TIMEOUT=S    seconds per boot before qemu is killed (2400; one TCG
 #                            thread per guest, as the kernel tier boots)
 #
 # Prints PASS/FAIL per check and ends with "N passed, M failed"; exit 0 only
@@ -53,7 +53,7 @@ set -eu
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
 SUITE=bookworm
 CACHE_DIR=${TOPOTUNE_CACHE_DIR:-/var/cache/topotune}
-VM_TIMEOUT=${TOPOTUNE_VM_TIMEOUT:-1500}
+VM_TIMEOUT=${TOPOTUNE_VM_TIMEOUT:-2400}
 # shellcheck source=tests/install/lib.sh
 . "$SRC/tests/install/lib.sh"
 
@@ -135,7 +135,7 @@ rm -rf "$WORK/repack"
 # the kernel and the package's dependencies (so that apt needs no network
 # in the guest). Cached by the hash of everything that goes into it.
 PACKAGES="systemd-sysv udev dbus polkitd linux-image-amd64 initramfs-tools
-	kmod util-linux procps e2fsprogs apt"
+	kmod util-linux procps e2fsprogs apt grub-common grub2-common"
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
 # The guest's operator unit: runs /mnt/tt/guest.sh from the second disk,
 # after topotuned.service when that is installed, then the guest powers off.
@@ -328,6 +328,22 @@ sandbox() {
 	fact "${t}_others_writable" "${open_ok# }"
 }
 
+# Wait until /boot/grub/grub.cfg has WORD (or, WORD empty, has no
+# relax_domain_level): topotune-bootloader.path runs update-grub after the
+# drop-in changed. 60 s at most.
+grub_has() {
+	i=0
+	while [ $i -lt 120 ]; do
+		if [ -n "$1" ]; then
+			grep -q "$1" /boot/grub/grub.cfg && return 0
+		else
+			grep -q relax_domain_level /boot/grub/grub.cfg || return 0
+		fi
+		sleep 0.5
+		i=$((i + 1))
+	done
+}
+
 # A profile with numa_balancing = off (no shipped profile sets it): the
 # daemon writes kernel.numa_balancing and reverts it.
 numa_profile() {
@@ -393,6 +409,11 @@ session() {
 	x 'readlink /proc/1/exe'
 	fact pid1 "$(readlink /proc/1/exe)"
 	x 'lscpu | grep -E "^(Vendor ID|Model name|CPU family|Model|Thread|Core|Socket|NUMA node)"'
+	# A GRUB machine (grub-common and grub2-common are in the image; the
+	# guest boots with qemu -kernel, so no boot sector is written): Debian's
+	# /etc/default/grub and a generated /boot/grub/grub.cfg.
+	x 'cp /usr/share/grub/default/grub /etc/default/grub && mkdir -p /boot/grub && update-grub'
+	fact grub_rc "$rc"
 	controls >"$TT/controls-orig.txt"
 	snapshot >"$TT/before.txt"
 
@@ -449,6 +470,12 @@ session() {
 	x "journalctl --no-pager -x -n 1 -u topotuned MESSAGE_ID=$MSGID"
 	fact catalog "$(journalctl --no-pager -x -n 1 MESSAGE_ID=$MSGID | grep -c 'Subject: topotune changed')"
 
+	sec "the boot loader"
+	x 'printf "manage_bootloader = yes\n" >>/etc/topotune/topotune.conf.d/50-site.conf'
+	x 'topotunectl reload'
+	x 'systemctl status topotune-bootloader.path --no-pager'
+	fact bootpath "$(systemctl is-active topotune-bootloader.path)"
+
 	sec "set-profile"
 	x 'topotunectl set-profile throughput'
 	fact throughput_rc "$rc"
@@ -467,6 +494,11 @@ session() {
 	fact profile_set "$(prop ActiveProfile)"
 	fact pending_set "$(prop PendingKernelCmdline)"
 	x 'topotunectl verify'
+	x 'cat /etc/default/grub.d/topotune.cfg'
+	grub_has relax_domain_level=3
+	fact grub_set "$(grep -c 'relax_domain_level=3' /boot/grub/grub.cfg)"
+	x 'journalctl -u topotune-bootloader --no-pager -o cat'
+	x 'grep -m 2 "relax_domain_level" /boot/grub/grub.cfg'
 
 	sec "revert and apply"
 	x 'topotunectl revert'
@@ -478,6 +510,8 @@ session() {
 	x 'diff -u /mnt/tt/k-orig.txt /mnt/tt/k-revert.txt && echo "every kernel value as before the install"'
 	fact revert_same "$rc"
 	fact revert_slice "$(grep '^topotune.slice: ' "$TT/controls-revert.txt")"
+	grub_has ''
+	fact grub_revert "$(grep -c 'relax_domain_level' /boot/grub/grub.cfg)"
 	fact state_revert "$(prop State)"
 	x 'topotunectl status | head -n 2'
 	x 'topotunectl apply'
@@ -801,6 +835,14 @@ esac
 check "topotunectl set-profile latency: exit 0" "$(f setprofile_rc)" 0
 check "ActiveProfile after set-profile" "$(f profile_set)" 's "latency"'
 check "latency's relax_domain_level = 3 pending a reboot" "$(f pending_set)" 's "relax_domain_level=3"'
+check "the guest is a GRUB machine: update-grub exit 0" "$(f grub_rc)" 0
+check "topotune-bootloader.path is enabled and active after the install" "$(f bootpath)" active
+if [ "$(f grub_set)" -ge 1 ] 2>/dev/null; then
+	pass "manage_bootloader = yes: the drop-in made update-grub put relax_domain_level=3 on $(f grub_set) boot entries"
+else
+	fail "manage_bootloader = yes: /boot/grub/grub.cfg has relax_domain_level=3 on '$(f grub_set)' entries"
+fi
+check "revert removed the drop-in and update-grub took relax_domain_level out of grub.cfg" "$(f grub_revert)" 0
 check "topotunectl revert: exit 0, State off" "$(f revert_rc) $(f state_revert)" '0 s "off"'
 check "revert restores every kernel value" "$(f revert_same)" 0
 check "after revert the slice is active (topotuned.service wants it), with no AllowedCPUs=" \

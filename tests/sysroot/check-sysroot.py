@@ -260,6 +260,31 @@ def check_variants(tmp):
     check("bad input: include cycle", (rc, "cycle" in err), (2, True))
 
 
+def check_hybrid(tmp):
+    """The two hybrid specs: per-kind threads, L2 clusters and kind files."""
+    cpu = "sys/devices/system/cpu"
+    r = make(tmp, "raptorlake-8p16e")
+    check("rpl: present", rd(r, f"{cpu}/present"), "0-31\n")
+    check("rpl: cpu_core cpus", rd(r, "sys/devices/cpu_core/cpus"), "0-15\n")
+    check("rpl: cpu_atom cpus", rd(r, "sys/devices/cpu_atom/cpus"), "16-31\n")
+    check("rpl: P-core siblings adjacent", rd(r, f"{cpu}/cpu14/topology/thread_siblings_list"), "14-15\n")
+    check("rpl: E-core alone", rd(r, f"{cpu}/cpu16/topology/thread_siblings_list"), "16\n")
+    check("rpl: P-core L2", rd(r, f"{cpu}/cpu1/cache/index2/shared_cpu_list"), "0-1\n")
+    check("rpl: E-core cluster L2", rd(r, f"{cpu}/cpu21/cache/index2/shared_cpu_list"), "20-23\n")
+    check("rpl: one L3", rd(r, f"{cpu}/cpu31/cache/index3/shared_cpu_list"), "0-31\n")
+    check("rpl: no cpu_capacity on x86", os.path.exists(os.path.join(r, f"{cpu}/cpu0/cpu_capacity")), False)
+    a = make(tmp, "arm-biglittle-4a55-4a76")
+    check("arm: A55 capacity", rd(a, f"{cpu}/cpu3/cpu_capacity"), "397\n")
+    check("arm: A76 capacity", rd(a, f"{cpu}/cpu4/cpu_capacity"), "1024\n")
+    check("arm: A76 MIDR", rd(a, f"{cpu}/cpu7/regs/identification/midr_el1"), "0x00000000414fd0b0\n")
+    info = rd(a, "proc/cpuinfo")
+    check("arm: cpuinfo A55 block", "processor\t: 0\nBogoMIPS\t: 48.00\n" in info and
+          "CPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x2\nCPU part\t: 0xd05\n"
+          "CPU revision\t: 0\n" in info, True)
+    check("arm: cpuinfo A76 part", info.count("CPU part\t: 0xd0b\n"), 4)
+    check("arm: no x86 lines", "vendor_id" in info, False)
+
+
 def main():
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
     tmp = tempfile.mkdtemp(prefix="sysroot-check.", dir=base)
@@ -270,6 +295,7 @@ def main():
             slow.append(f"{name} {dt:.2f}s")
         check_details(tmp)
         check_variants(tmp)
+        check_hybrid(tmp)
         print("generated: " + ", ".join(slow))
     finally:
         shutil.rmtree(tmp, ignore_errors=True)

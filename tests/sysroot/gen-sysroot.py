@@ -124,6 +124,34 @@ def p_distance(v):
     return ("matrix", rows)
 
 
+def p_kinds(v):
+    """Core kinds, one line each: cores=N [threads=T] [cores_per_l2=N]
+    [capacity=C] [midr=0x...] [pmu=cpu_core|cpu_atom]."""
+    kinds = []
+    for line in v.strip().splitlines():
+        if not line.strip():
+            continue
+        k = {}
+        for tok in line.split():
+            key, sep, val = tok.partition("=")
+            if not sep or key not in ("cores", "threads", "cores_per_l2",
+                                      "capacity", "midr", "pmu"):
+                raise SpecError(f"bad kinds token {tok!r} (want cores=, "
+                                "threads=, cores_per_l2=, capacity=, "
+                                "midr=, pmu=)")
+            if key == "pmu":
+                if val not in ("cpu_core", "cpu_atom"):
+                    raise SpecError(f"pmu={val!r}: want cpu_core or cpu_atom")
+                k[key] = val
+            else:
+                k[key] = p_int(val)
+        if "cores" not in k or k["cores"] < 1:
+            raise SpecError(f"kinds line {line.strip()!r}: cores=N (N >= 1) "
+                            "is required")
+        kinds.append(k)
+    return kinds
+
+
 NUMBERINGS = ("threads-last", "amd", "intel", "threads-adjacent",
               "packages-interleaved")
 
@@ -166,6 +194,9 @@ SCHEMA = {
         "offline": (p_cpulist, []),
         "possible_cpus": (p_int, 0),       # 0 = number of present CPUs
         "kernel_max": (p_int, 8191),
+    },
+    "kinds": {
+        "kinds": (p_kinds, []),
     },
     "cache": {
         "line_size": (p_int, 64),
@@ -367,12 +398,44 @@ class Machine:
         if numbering in ("amd", "intel"):
             numbering = "threads-last"
 
-        def cpu_of(p, c, th):
-            if numbering == "threads-last":
-                return th * ncores + p * C + c
-            if numbering == "threads-adjacent":
-                return (p * C + c) * T + th
-            return th * ncores + c * P + p          # packages-interleaved
+        # Core kinds: the cores of every package in order, first kind first.
+        kinds = spec["kinds"]["kinds"] or [{"cores": C}]
+        if sum(k["cores"] for k in kinds) != C:
+            raise SpecError(f"[kinds] cores add up to "
+                            f"{sum(k['cores'] for k in kinds)}, not "
+                            f"cores_per_package ({C})")
+        self.kinds = kinds
+        core_kind, core_threads, core_l2, core_clu = [], [], [], []
+        for ki, k in enumerate(kinds):
+            kt = k.get("threads", T)
+            kl2 = k.get("cores_per_l2", l2)
+            kclu = k.get("cores_per_l2", clu)
+            if not 1 <= kt <= T:
+                raise SpecError(f"[kinds] threads={kt}: want 1.."
+                                f"threads_per_core ({T})")
+            if k["cores"] % kl2:
+                raise SpecError(f"[kinds] cores={k['cores']} is not a "
+                                f"multiple of cores_per_l2 ({kl2})")
+            for c in range(k["cores"]):
+                core_kind.append(ki)
+                core_threads.append(kt)
+                core_l2.append((ki, c // kl2, clog2(T * kl2)))
+                core_clu.append((ki, c // kclu, clog2(T * kclu)))
+        self.core_kind = core_kind
+        ncores = P * C
+        order = []
+        for p in range(P):
+            for c in range(C):
+                for th in range(core_threads[c]):
+                    if numbering == "threads-last":
+                        key = (th, p * C + c)
+                    elif numbering == "threads-adjacent":
+                        key = (p * C + c, th)
+                    else:                           # packages-interleaved
+                        key = (th, c, p)
+                    order.append((key, p, c, th))
+        order.sort()
+        self.ncpus = ncpus = len(order)
 
         # APIC layout: thread | core in LLC | LLC | package, each field
         # rounded up to a power of two, as firmware does.
@@ -406,23 +469,33 @@ class Machine:
         self.llc = [0] * ncpus        # global LLC index
         self.l2 = [0] * ncpus         # global L2 index
         self.clu = [0] * ncpus        # global cluster index
+        self.kind = [0] * ncpus       # index into self.kinds
+        self.l2_shifts = [l2_shift] * ncpus
+        self.clu_shifts = [clu_shift] * ncpus
+        l2_index, clu_index = {}, {}
         seen = set()
-        for p in range(P):
-            for c in range(C):
-                li, ci = divmod(c, llc)
-                for th in range(T):
-                    cpu = cpu_of(p, c, th)
-                    seen.add(cpu)
-                    self.pkg[cpu] = p
-                    self.core[cpu] = p * C + c
-                    self.thread[cpu] = th
-                    self.apic[cpu] = ((p << pkg_shift) | (li << (tb + cb))
-                                      | (ci << tb) | th)
-                    self.node[cpu] = nids[p * N + c // (C // N)]
-                    self.die[cpu] = c // (C // D)
-                    self.llc[cpu] = (p * C + c) // llc
-                    self.l2[cpu] = (p * C + c) // l2
-                    self.clu[cpu] = (p * C + c) // clu
+        for cpu, (_, p, c, th) in enumerate(order):
+            li, ci = divmod(c, llc)
+            seen.add(cpu)
+            self.pkg[cpu] = p
+            self.core[cpu] = p * C + c
+            self.thread[cpu] = th
+            self.apic[cpu] = ((p << pkg_shift) | (li << (tb + cb))
+                              | (ci << tb) | th)
+            self.node[cpu] = nids[p * N + c // (C // N)]
+            self.die[cpu] = c // (C // D)
+            self.llc[cpu] = (p * C + c) // llc
+            self.kind[cpu] = core_kind[c]
+            if spec["kinds"]["kinds"]:
+                self.l2[cpu] = l2_index.setdefault((p,) + core_l2[c][:2],
+                                                   len(l2_index))
+                self.clu[cpu] = clu_index.setdefault((p,) + core_clu[c][:2],
+                                                     len(clu_index))
+                self.l2_shifts[cpu] = core_l2[c][2]
+                self.clu_shifts[cpu] = core_clu[c][2]
+            else:
+                self.l2[cpu] = (p * C + c) // l2
+                self.clu[cpu] = (p * C + c) // clu
         assert len(seen) == ncpus
         self.pkg_shift, self.tb = pkg_shift, tb
         self.l2_shift, self.clu_shift, self.l3_shift = (l2_shift, clu_shift,
@@ -513,7 +586,7 @@ def gen_cpus(m, tree):
     for idx, (lvl, typ, sk, wk, key, shift) in enumerate((
             (1, "Data", "l1d_size", "l1d_ways", m.core, m.tb),
             (1, "Instruction", "l1i_size", "l1i_ways", m.core, m.tb),
-            (2, "Unified", "l2_size", "l2_ways", m.l2, m.l2_shift),
+            (2, "Unified", "l2_size", "l2_ways", m.l2, m.l2_shifts),
             (3, "Unified", "l3_size", "l3_ways", m.llc, m.l3_shift))):
         if cache[sk]:
             caches.append((idx, lvl, typ, cache[sk], cache[wk], key, shift))
@@ -544,6 +617,14 @@ def gen_cpus(m, tree):
         # x86 has no cpu0/online unless cpu0 can be (and was) offlined
         if cpu != 0 or not m.is_online[0]:
             tree.write(f"{d}/online", "1\n" if m.is_online[cpu] else "0\n")
+        kind = m.kinds[m.kind[cpu]]
+        if "capacity" in kind:
+            # drivers/base/arch_topology.c: arm, arm64, riscv (not x86)
+            tree.write(f"{d}/cpu_capacity", f"{kind['capacity']}\n", 0o444)
+        if "midr" in kind:
+            tree.mkdir(f"{d}/regs/identification")
+            tree.write(f"{d}/regs/identification/midr_el1",
+                       f"0x{kind['midr']:016x}\n", 0o444)
         if not m.is_online[cpu]:
             # the kernel removes topology/ and cache/ of an offline CPU
             continue
@@ -552,7 +633,7 @@ def gen_cpus(m, tree):
         w = tree.write
         w(f"{td}/physical_package_id", f"{m.pkg_ids[m.pkg[cpu]]}\n", 0o444)
         w(f"{td}/die_id", f"{m.die[cpu]}\n", 0o444)
-        w(f"{td}/cluster_id", f"{m.apic[cpu] >> m.clu_shift}\n", 0o444)
+        w(f"{td}/cluster_id", f"{m.apic[cpu] >> m.clu_shifts[cpu]}\n", 0o444)
         core_id = (m.apic[cpu] & ((1 << m.pkg_shift) - 1)) >> m.tb
         w(f"{td}/core_id", f"{core_id}\n", 0o444)
         for names, key in ((("core_cpus", "thread_siblings"), m.core),
@@ -570,7 +651,8 @@ def gen_cpus(m, tree):
             ix = f"{cd}/index{idx}"
             tree.mkdir(ix)
             mk, ls = masks(key, cpu)
-            w(f"{ix}/id", f"{m.apic[cpu] >> shift}\n", 0o444)
+            sh = shift[cpu] if isinstance(shift, list) else shift
+            w(f"{ix}/id", f"{m.apic[cpu] >> sh}\n", 0o444)
             w(f"{ix}/level", f"{lvl}\n", 0o444)
             w(f"{ix}/type", f"{typ}\n", 0o444)
             w(f"{ix}/size", f"{size}K\n", 0o444)
@@ -582,6 +664,18 @@ def gen_cpus(m, tree):
               0o444)
             w(f"{ix}/physical_line_partition", "1\n", 0o444)
             w(f"{ix}/uevent", "")
+
+
+def gen_pmus(m, tree):
+    """Intel hybrid: one PMU per core type, its cpus the online CPUs of it
+    (arch/x86/events/intel/core.c, filled from CPUID leaf 0x1A)."""
+    for ki, kind in enumerate(m.kinds):
+        if "pmu" in kind:
+            d = f"sys/devices/{kind['pmu']}"
+            tree.mkdir(d)
+            tree.write(f"{d}/cpus", fmt_list([c for c in m.online
+                                              if m.kind[c] == ki]) + "\n",
+                       0o444)
 
 
 def gen_nodes(m, tree):
@@ -615,7 +709,26 @@ def gen_nodes(m, tree):
             tree.symlink(f"../../cpu/cpu{cpu}", f"{d}/cpu{cpu}")
 
 
+def cpuinfo_arm(m):
+    """arm64 /proc/cpuinfo (arch/arm64/kernel/cpuinfo.c): per CPU its MIDR."""
+    c = m.spec["cpu"]
+    out = []
+    for cpu in m.online:
+        midr = m.kinds[m.kind[cpu]]["midr"]
+        out.append(f"processor\t: {cpu}\n"
+                   f"BogoMIPS\t: {c['bogomips'] or '38.40'}\n"
+                   f"Features\t: {c['flags']}\n"
+                   f"CPU implementer\t: 0x{midr >> 24 & 0xff:02x}\n"
+                   f"CPU architecture: 8\n"
+                   f"CPU variant\t: 0x{midr >> 20 & 0xf:x}\n"
+                   f"CPU part\t: 0x{midr >> 4 & 0xfff:03x}\n"
+                   f"CPU revision\t: {midr & 0xf}\n\n")
+    return "".join(out)
+
+
 def cpuinfo_text(m):
+    if all("midr" in k for k in m.kinds):
+        return cpuinfo_arm(m)
     c = m.spec["cpu"]
     cache = m.spec["cache"]
     vendor = c["vendor"]
@@ -779,6 +892,84 @@ def gen_cgroup(m, tree):
         tree.write(f"{d}/tasks", "")
 
 
+# ---------------------------------------------------------------- damage
+
+BAD_LIST = "3-1,x\n"      # what a corrupted dump or a bad copy leaves behind
+
+
+def _damage_cpus(v):
+    return parse_cpulist(v) if v else []
+
+
+def _damage_file(rel, text):
+    def f(m, root, arg):
+        for n in _damage_cpus(arg):
+            path = os.path.join(root, rel.format(n=n))
+            if not os.path.exists(path):
+                raise SpecError(f"--damage: {rel.format(n=n)}: no such file")
+            with open(path, "w") as fh:
+                fh.write(text)
+    return f
+
+
+def _damage_remove_dirs(m, root, arg):
+    for n in _damage_cpus(arg):
+        shutil.rmtree(os.path.join(root, f"sys/devices/system/cpu/cpu{n}"))
+
+
+def _damage_phantoms(m, root, arg):
+    """cpu/possible, present and online name @arg more CPUs above the
+    last one, with no cpuN directory, sibling list or node behind them."""
+    extra = p_int(arg)
+    base = os.path.join(root, "sys/devices/system/cpu")
+    last = m.ncpus - 1 + extra
+    for f, cpus in (("possible", range(max(last + 1, m.nr_cpu_ids))),
+                    ("present", range(last + 1)),
+                    ("online", list(m.online) + list(range(m.ncpus, last + 1)))):
+        with open(os.path.join(base, f), "w") as fh:
+            fh.write(fmt_list(cpus) + "\n")
+
+
+def _damage_no_distance(m, root, arg):
+    for n in m.nodes:
+        os.remove(os.path.join(root, f"sys/devices/system/node/node{n}/distance"))
+
+
+# name: (what it does, function(machine, root, argument))
+DAMAGE = {
+    "node-cpulist": ("node N's cpulist unparsable (its cpumap intact)",
+                     _damage_file("sys/devices/system/node/node{n}/cpulist",
+                                  BAD_LIST)),
+    "thread-siblings": ("cpuN's thread_siblings_list unparsable",
+                        _damage_file("sys/devices/system/cpu/cpu{n}/topology/"
+                                     "thread_siblings_list", BAD_LIST)),
+    "l3-list": ("cpuN's L3 shared_cpu_list unparsable (shared_cpu_map intact)",
+                _damage_file("sys/devices/system/cpu/cpu{n}/cache/index3/"
+                             "shared_cpu_list", BAD_LIST)),
+    "l3-map": ("cpuN's L3 shared_cpu_map unparsable",
+               _damage_file("sys/devices/system/cpu/cpu{n}/cache/index3/"
+                            "shared_cpu_map", "xyz\n")),
+    "package-list": ("cpuN's package_cpus_list unparsable",
+                     _damage_file("sys/devices/system/cpu/cpu{n}/topology/"
+                                  "package_cpus_list", BAD_LIST)),
+    "cpu-dir": ("cpuN's directory removed (cpu/online still lists it)",
+                _damage_remove_dirs),
+    "phantom-cpus": ("cpu/possible, present and online name N more CPUs "
+                     "that have no cpuN directory", _damage_phantoms),
+    "no-distance": ("every nodeN/distance removed", _damage_no_distance),
+}
+
+
+def damage(m, root, items):
+    """Apply --damage KIND[=ARG] items to a generated tree."""
+    for item in items:
+        kind, _, arg = item.partition("=")
+        if kind not in DAMAGE:
+            raise SpecError(f"--damage: unknown kind {kind!r} (one of "
+                            f"{', '.join(DAMAGE)})")
+        DAMAGE[kind][1](m, root, arg)
+
+
 def summary(m):
     nl = []
     for n in m.nodes:
@@ -790,7 +981,8 @@ def summary(m):
             f"schedstat_version = {m.spec['kernel']['schedstat_version']}\n")
 
 
-def generate(spec, outdir, offline=(), schedstat=None, force=False):
+def generate(spec, outdir, offline=(), schedstat=None, force=False,
+             damaged=()):
     m = Machine(spec, offline)
     if os.path.lexists(outdir):
         if os.listdir(outdir):
@@ -804,11 +996,14 @@ def generate(spec, outdir, offline=(), schedstat=None, force=False):
     os.makedirs(outdir, exist_ok=True)
     tree = Tree(outdir)
     gen_cpus(m, tree)
+    gen_pmus(m, tree)
     gen_nodes(m, tree)
     gen_proc(m, tree, schedstat)
     gen_kernel(m, tree)
     gen_cgroup(m, tree)
-    tree.write(MARKER, summary(m))
+    damage(m, outdir, damaged)
+    tree.write(MARKER, summary(m) + "".join(f"damage = {d}\n"
+                                            for d in damaged))
     return m, tree
 
 
@@ -824,12 +1019,19 @@ def main(argv=None):
                     help="copy FILE to proc/schedstat")
     ap.add_argument("--set", metavar="SECTION.KEY=VALUE", action="append",
                     default=[], help="override a spec key (repeatable)")
+    ap.add_argument("--damage", metavar="KIND[=ARG]", action="append",
+                    default=[], help="damage the generated tree (repeatable; "
+                    "--damage list names the kinds)")
     ap.add_argument("--force", action="store_true",
                     help="replace OUTDIR if it is a generated tree")
     ap.add_argument("--list", action="store_true",
                     help="list the shipped specs and exit")
     ap.add_argument("-q", "--quiet", action="store_true")
     a = ap.parse_args(argv)
+    if a.damage == ["list"]:
+        for k, (what, _) in DAMAGE.items():
+            print(f"{k:16} {what}")
+        return 0
     if a.list:
         for f in sorted(os.listdir(SPEC_DIR)):
             if f.endswith(".spec"):
@@ -840,7 +1042,7 @@ def main(argv=None):
     try:
         spec = load_spec(resolve_spec_path(a.spec), a.set)
         m, tree = generate(spec, a.outdir, parse_cpulist(a.offline),
-                           a.schedstat, a.force)
+                           a.schedstat, a.force, a.damage)
     except (SpecError, OSError) as e:
         print(f"gen-sysroot: {e}", file=sys.stderr)
         return 2

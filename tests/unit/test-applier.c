@@ -696,6 +696,35 @@ static void test_crash_recovery(void)
 	rm_rf(tmpl);
 }
 
+/*
+ * kill -9 between creating the record's state.tmp and renaming it into place
+ * (bench/stress.sh hit it at the openat, write and fsync of state.tmp): the
+ * half-made file must not outlive the next start's revert.
+ */
+static void test_crash_leaves_tmp(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(plan_freep) Plan *p = make_plan(SMT_BUDDY_ON, RELAX_LEVEL, 3, "3,7", false);
+	Applier *a = NULL;
+
+	fault = (Fault) {};
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p), 5);
+	/* The next state_save() was cut short after its openat(O_CREAT). */
+	check(close(openat(fd, STATE_FILE ".tmp", O_CREAT | O_WRONLY | O_EXCL, 0600)) == 0);
+	check(write_string_at(fd, STATE_FILE ".tmp", "# topotune write-ahead record v1: kind d") == 0);
+	applier_free(a);
+
+	check(applier_new(fd, &fault_io, NULL, &a) == 0);
+	check_int(applier_load_state(a), 5);
+	check(applier_revert(a) == 0);
+	check(!path_exists_at(fd, STATE_FILE));
+	check(!path_exists_at(fd, STATE_FILE ".tmp"));
+	applier_free(a);
+	rm_rf(tmpl);
+}
+
 static void test_diff(void)
 {
 	char tmpl[] = "/tmp/test-applier-XXXXXX";
@@ -753,6 +782,7 @@ static void test_bootloader(void)
 	a = applier_free(a);
 	p = plan_free(p);
 	t = topology_free(t);
+	kernel_caps_done(&k);
 	after = snapshot(fd);
 	check_str(after, before);
 	free(after);
@@ -1022,6 +1052,7 @@ int main(void)
 	test_rollback_restores(false);
 	test_rollback_restores_other_writer();
 	test_crash_recovery();
+	test_crash_leaves_tmp();
 	test_diff();
 	test_empty_root();
 	test_bootloader();

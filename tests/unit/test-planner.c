@@ -41,7 +41,23 @@ static const TopoSpec siena_nps2llc = { 1, 64, 2, 8, 8, slit_siena, NULL };
 static const TopoSpec gnr_snc3 = { 2, 96, 2, 3, 0, slit_snc3, NULL };
 static const TopoSpec vm_2cpu = { 1, 2, 1, 1, 0, NULL, NULL };
 static const TopoSpec vm_offline = { 1, 4, 2, 1, 0, NULL, "3" };
+/* Two packages, two nodes each, and no node distance files. */
+static const TopoSpec no_slit = { 2, 4, 2, 2, 2, NULL, NULL, true };
 
+/* big.LITTLE: four little (capacity 397) and four big (1024) cores under one L3. */
+static const TopoSpec arm_biglittle = { 1, 8, 1, 1, 0, NULL, NULL, false,
+					(const TopoKindSpec[]) { { "0-3", 397, NULL }, { "4-7", 1024, NULL } }, 2 };
+/* Three capacities, two L3s: the L3 of 0-3 holds two of them, that of 4-7 the third. */
+static const TopoSpec arm_three_caps = { 1, 8, 1, 1, 4, NULL, NULL, false,
+					 (const TopoKindSpec[]) { { "0-1", 300, NULL }, { "2-3", 700, NULL },
+								  { "4-7", 1024, NULL } }, 3 };
+/* Intel hybrid with SMT off: 4 P-cores, 8 E-cores, core types known, capacities not. */
+static const TopoSpec intel_hybrid = { 1, 12, 1, 1, 0, NULL, NULL, false,
+				       (const TopoKindSpec[]) { { "4-11", 0, "atom" }, { "0-3", 0, "core" } }, 2 };
+
+static const CpuIdentity arm_cortex = { .vendor = CPU_VENDOR_ARM, .arch = "arm64" };
+static const CpuIdentity intel_rpl = { .vendor = CPU_VENDOR_INTEL, .arch = "x86", .have_family = true,
+				       .family = 6, .model = 0xb7 };
 static const CpuIdentity hygon_7447v = { .vendor = CPU_VENDOR_HYGON, .arch = "x86", .have_family = true,
 					 .family = 0x18, .model = 7 };
 static const CpuIdentity amd_turin = { .vendor = CPU_VENDOR_AMD, .arch = "x86", .have_family = true,
@@ -90,6 +106,8 @@ static void make_caps(int kind, KernelCaps *k)
 	case K_CGROUP_V1:
 		kernel_caps_stock(k);
 		k->cgroup_v2 = k->cgroup_v2_cpuset = k->cpuset_partitions = false;
+		/* As kernel_probe() finds it: no root cpuset.cpus.isolated to read. */
+		k->isolated_known = false;
 		kernel_caps_set(k, "relax_cgroup_v1", true, -1);
 		break;
 	}

@@ -370,6 +370,55 @@ static void test_control_table(void)
 	kernel_caps_done(&k);
 }
 
+/* Absent facts stay absent: the modalias has no stepping, cpuinfo has one. */
+static void test_identity_absent_facts(void)
+{
+	_cleanup_free_ char *d = NULL, *e = NULL;
+	CpuIdentity id;
+
+	check(cpuid_parse_modalias("cpu:type:x86,ven0002fam001Amod0011:feature:,0000", &id) == 0);
+	check(id.have_family && !id.have_stepping);
+	check(cpu_identity_describe(&id, &d) == 0);
+	check_str(d, "amd family 0x1a model 0x11");
+	check(cpuid_parse_cpuinfo("processor\t: 0\nvendor_id\t: AuthenticAMD\ncpu family\t: 26\nmodel\t\t: 17\n"
+				  "stepping\t: 0\nmodel name\t: AMD EPYC 9965 192-Core Processor\n", &id) == 0);
+	check(id.have_stepping);
+	check(cpu_identity_describe(&id, &e) == 0);
+	check_str(e, "amd family 0x1a model 0x11 stepping 0 (AMD EPYC 9965 192-Core Processor)");
+}
+
+/* Which libcpuid release may name which part: never a name from a table older than the CPU. */
+static void test_codename_table(void)
+{
+	static const struct {
+		const char *version;
+		CpuVendor vendor;
+		unsigned family, model;
+		bool known;
+	} cases[] = {
+		{ "0.6.2", CPU_VENDOR_AMD, 0x1a, 0x11, false },    /* EPYC 9965 (Zen 5): 0.6.2 says "EPYC (Naples)" */
+		{ "0.6.2", CPU_VENDOR_AMD, 0x1a, 0x02, false },    /* EPYC 9655: "Abu Dhabi" */
+		{ "0.6.2", CPU_VENDOR_AMD, 0x19, 0x11, false },    /* EPYC 9654 (Genoa): "EPYC (Milan)" */
+		{ "0.6.2", CPU_VENDOR_AMD, 0x19, 0x01, true },     /* Milan */
+		{ "0.6.2", CPU_VENDOR_AMD, 0x17, 0x31, true },     /* Rome */
+		{ "0.6.2", CPU_VENDOR_INTEL, 6, 0x8f, false },     /* Sapphire Rapids: "Xeon (Conroe/2M)" */
+		{ "0.6.2", CPU_VENDOR_INTEL, 6, 0xad, false },     /* Granite Rapids */
+		{ "0.6.2", CPU_VENDOR_INTEL, 6, 0x55, true },      /* Skylake-SP */
+		{ "0.6.2", CPU_VENDOR_INTEL, 6, 0x9a, true },      /* Alder Lake */
+		{ "0.5.1", CPU_VENDOR_INTEL, 6, 0x9a, false },     /* Alder Lake came with 0.6.0 */
+		{ "0.6.2", CPU_VENDOR_HYGON, 0x18, 0, false },     /* Hygon: never libcpuid's codename */
+		{ "0.7.1", CPU_VENDOR_AMD, 0x1a, 0x11, false },    /* newer than the table: held to its rows */
+		{ "0.7.1", CPU_VENDOR_AMD, 0x19, 0x01, true },
+		{ "", CPU_VENDOR_AMD, 0x19, 0x01, false },
+		{ "x.y", CPU_VENDOR_AMD, 0x19, 0x01, false },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
+		check_ctx(cases[i].version, cpuid_codename_known(cases[i].version, cases[i].vendor, cases[i].family,
+								 cases[i].model) == cases[i].known);
+	check(!cpuid_codename_known(NULL, CPU_VENDOR_AMD, 0x19, 0x01));
+}
+
 int main(int argc, char *argv[])
 {
 	if (argc != 2) {
@@ -387,5 +436,7 @@ int main(int argc, char *argv[])
 	test_empty_root();
 	test_kernel_probe();
 	test_control_table();
+	test_identity_absent_facts();
+	test_codename_table();
 	return test_end("test-topology");
 }

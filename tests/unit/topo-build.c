@@ -71,7 +71,7 @@ int topo_build(const TopoSpec *s, Topology **ret)
 			.package_id = (int)pkg, .die_id = -1, .cluster_id = -1,
 			.core_id = (int)(core % s->cores_per_package), .node_id = (int)node,
 			.package = (int)pkg, .die = -1, .cluster = -1, .core = (int)core, .l2 = -1,
-			.llc = (int)llc, .node = (int)node,
+			.llc = (int)llc, .node = (int)node, .kind = -1,
 		};
 		if (!online) {
 			c->package = c->core = c->llc = c->node = -1;
@@ -83,9 +83,37 @@ int topo_build(const TopoSpec *s, Topology **ret)
 		    cpuset_add(&t->cores.items[core].cpus, cpu) < 0)
 			return -ENOMEM;
 	}
+	for (size_t k = 0; k < s->n_kinds; k++) {
+		TopoKind *kn = reallocarray(t->kinds.items, k + 1, sizeof(TopoKind));
+
+		if (!kn)
+			return -ENOMEM;
+		t->kinds.items = kn;
+		kn[k] = (TopoKind) { .capacity = s->kinds[k].capacity };
+		t->kinds.n = k + 1;
+		if (cpuset_parse_list(s->kinds[k].cpus, &kn[k].cpus, NULL) < 0)
+			return -EINVAL;
+		cpuset_and(&kn[k].cpus, &t->online);
+		if (s->kinds[k].core_type) {
+			snprintf(kn[k].core_type, sizeof(kn[k].core_type), "%s", s->kinds[k].core_type);
+			snprintf(kn[k].key, sizeof(kn[k].key), "%s", s->kinds[k].core_type);
+			snprintf(kn[k].name, sizeof(kn[k].name), "Intel %s", streq(s->kinds[k].core_type, "atom") ?
+				 "Atom (E-core)" : "Core (P-core)");
+		} else {
+			snprintf(kn[k].key, sizeof(kn[k].key), "capacity-%u", kn[k].capacity);
+			snprintf(kn[k].name, sizeof(kn[k].name), "unidentified");
+		}
+		CPUSET_FOREACH(cpu, &kn[k].cpus)
+			t->cpus[cpu].kind = (int)k;
+	}
 	t->llc_level = 3;
 	t->threads_per_core = s->threads;
 	t->nodes_per_package = s->nodes_per_package;
+	if (s->no_distance) {
+		cpuset_done(&off);
+		*ret = TAKE_PTR(t);
+		return 0;
+	}
 	t->distance = calloc(nn * nn, sizeof(unsigned));
 	if (!t->distance)
 		return -ENOMEM;

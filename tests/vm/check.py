@@ -356,7 +356,7 @@ def agent_checks(t, topo, kind):
     if kind == "patched":
         sm = re.search(r'"smt_buddy_assist" "(\w+)" "(\w+)" (true|false)', settings)
         check("agent-applies-hygon-profile-patched",
-              state == 's "applied"' and agent_prop(t, "ActiveProfile") == 's "balanced"' and sm and
+              state == 's "applied"' and agent_prop(t, "ActiveProfile") == 's "throughput"' and sm and
               sm.groups() == ("on", "on", "true"),
               "State %s, ActiveProfile %s, Settings %s, StateReasons %s" % (
                   state, agent_prop(t, "ActiveProfile"), settings, reasons))
@@ -581,6 +581,46 @@ def main():
         check("buddy-pinned-pair-stays-pinned", sq and all(f.get("hogs_on") == "%s,%s" % (f["cpu"], f["cpu"])
                                                          for f in sq),
               [(f.get("hogs_on"), f.get("cpu")) for f in sq])
+
+        # A sleeping (delayed-dequeue) task is never counted as pushed
+        # (guest/tt-sleeper.c): a push counted on the CPU while the sleeper
+        # was blocked there, and the blocked sleeper on the sibling after
+        # it, is v3's migrate_load push moving a sched_delayed task.
+        dl = [kv(s) for s in tt(p, "DELAYED")]
+        d = dl[0] if len(dl) == 1 else {}
+
+        def num(k):
+            try:
+                return int(d.get(k, ""))
+            except ValueError:
+                return -1
+        cyc = num("cycles")
+        check("buddy-delayed-sleeper-setup", cyc >= 20 and num("delayed_at_widen") >= 5 and
+              num("woke_on_b") >= cyc // 2 and d.get("hogs_on") == "%s,%s" % (d.get("cpu"), d.get("cpu")),
+              "need >= 20 cycles, a delayed task queued on the CPU in >= 5 of them when the sleeper "
+              "was allowed on the sibling, wake-ups on the sibling in half, hogs pinned; got %s" % (dl,))
+        check("buddy-delayed-sleeper-never-pushed", cyc >= 20 and num("pushed_and_moved") == 0,
+              "cycles with a push counted and the blocked sleeper moved: %s (cycles with any push "
+              "while it slept: %s); %s" % (d.get("pushed_and_moved"), d.get("pushed_while_blocked"), dl))
+
+        # No push to a busy sibling (deterministic part; the race is not hit).
+        bt = {}
+        for s in tt(p, "BUSYTARGET"):
+            m = re.match(r"state=(\d) cpu=(\d+) sibling=(\d+) seconds=\d+ cpu_pushed_failed_before=(\S+) "
+                         r"after=(\S+) sibling_pushed_failed_before=(\S+) after=(\S+) where=(\S+)", s)
+            if m:
+                vals = [[int(x) for x in g.split(",")] for g in m.group(4, 5, 6, 7)]
+                bt[m.group(1)] = dict(cpu=m.group(2), sib=m.group(3),
+                                      a=[y - x for x, y in zip(vals[0], vals[1])],
+                                      b=[y - x for x, y in zip(vals[2], vals[3])],
+                                      where=m.group(8).split(","))
+        on = bt.get("1")
+        check("buddy-busy-sibling-no-push", on is not None and on["a"] == [0, 0] and on["b"] == [0, 0],
+              "feature on, 5 s: pushed/failed deltas CPU %s %s, sibling %s" % (
+                  on and on["cpu"], on and on["a"], on and on["b"]) if on else tt(p, "BUSYTARGET"))
+        check("buddy-busy-sibling-stays-busy", on is not None and
+              all(w.split(":")[0] == on["cpu"] and w.split(":")[2] == on["sib"] for w in on["where"]),
+              on and on["where"])
 
         # relax sysctl
         check("relax-absent-in-baseline", tt(b, "RELAX") == ["present=0"])

@@ -1,7 +1,8 @@
 #!/bin/bash
 # Build the test initramfs from host binaries: busybox-static (all applets
 # but taskset), util-linux taskset plus the shared libraries ldd reports,
-# and guest/init.  With TOPOTUNE_AGENT_BUILDDIR set (run-kernel-tier.sh sets
+# guest/init, and guest/tt-sleeper.c compiled here (static).  With
+# TOPOTUNE_AGENT_BUILDDIR set (run-kernel-tier.sh sets
 # it when the meson build dir holds the agent), also topotuned, topotunectl,
 # dbus-daemon and busctl with their libraries, a private bus config
 # (/etc/tt-bus.conf, listening on /run/tt-bus) and the shipped conf/ under
@@ -34,6 +35,9 @@ copy_with_libs() {
 	copy_libs "$1"
 }
 copy_with_libs /usr/bin/taskset
+# the sleeping task of the delayed-dequeue check (guest/init t_delayed);
+# static, so it needs no libraries
+gcc -O2 -Wall -static -o "$root/usr/bin/tt-sleeper" "$here/guest/tt-sleeper.c"
 
 if [ -n "${TOPOTUNE_AGENT_BUILDDIR:-}" ]; then
 	repo=$(cd "$here/../.." && pwd)
@@ -61,6 +65,9 @@ if [ -n "${TOPOTUNE_AGENT_BUILDDIR:-}" ]; then
 	mkdir -p "$root/usr/lib/topotune" "$root/etc/topotune/topotune.conf.d" "$root/run" "$root/var/lib/dbus"
 	cp -r "$repo/conf/profiles" "$repo/conf/hardware.d" "$root/usr/lib/topotune/"
 	cp "$repo/conf/topotune.conf" "$root/etc/topotune/"
+	# The agent checks drive SMT_BUDDY_ASSIST: throughput switches it on; balanced
+	# keeps the kernel's default, also under the Hygon rule.
+	printf '[daemon]\nprofile = throughput\n' >"$root/etc/topotune/topotune.conf.d/50-vm.conf"
 	printf 'root:x:0:0:root:/root:/bin/sh\nnobody:x:65534:65534:nobody:/:/bin/false\n' >"$root/etc/passwd"
 	printf 'root:x:0:\nnogroup:x:65534:\n' >"$root/etc/group"
 	echo 0123456789abcdef0123456789abcdef >"$root/etc/machine-id"

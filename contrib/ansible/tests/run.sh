@@ -10,7 +10,9 @@
 #
 # Checks: check mode writes nothing and reports changes; the first run
 # changes, the second reports 0 changed; drift is repaired (changed) and
-# reported in check mode without repairing; pruning; a dead daemon fails.
+# reported in check mode without repairing; pruning; a bad profile is
+# refused by topotunectl check (copy's validate, and in check mode) and
+# never written; a dead daemon fails.
 #
 # Usage: contrib/ansible/tests/run.sh   (root not needed; ansible-playbook,
 #   dbus-daemon, meson, ninja)
@@ -208,10 +210,16 @@ v = json.load(open(f"{w}/site.json"))
 v["topotune_profiles"]["site-latency"] += "[scheduler]\nsmt_buddy_assist = maybe\n"
 json.dump(v, open(f"{w}/bad.json", "w"))
 EOF
+before=$(tree_sum)
+play bad --check
+if [ "$rc" != 0 ] && grep -q '/etc/topotune/profiles/site-latency.ini:[0-9]*: ' "$log" && [ "$(tree_sum)" = "$before" ]; then
+	pass "check mode predicts the bad profile: fails with FILE:LINE, fake root untouched"
+else tail -n 30 "$log"; fail "bad profile, check mode run"; fi
 play bad
-if [ "$rc" != 0 ] && grep -q 'site-latency.ini:[0-9]*: ' "$log" && ! grep -q 'TASK \[topotune : Reload' "$log"; then
-	pass "bad profile: play fails with FILE:LINE, no reload"
-else tail -n 30 "$log"; fail "bad profile run"; fi
+if [ "$rc" != 0 ] && grep -q 'site-latency.ini:[0-9]*: ' "$log" && ! grep -q 'TASK \[topotune : Reload' "$log" &&
+   [ ! -e "$ROOT/etc/topotune/profiles/site-latency.ini" ]; then
+	pass "bad profile: validate (topotunectl check) refuses it with FILE:LINE, never written to /etc, no reload"
+else tail -n 30 "$log"; ls -l "$ROOT/etc/topotune/profiles"; fail "bad profile run"; fi
 play bare >/dev/null
 
 # verify exit 2 (no daemon) fails the play

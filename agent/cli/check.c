@@ -1,0 +1,382 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * topotunectl check: read topotune.conf, its drop-ins, every profile and
+ * every hardware rule as topotuned would, and report each error as
+ * FILE:LINE. Candidate files (not yet installed) are read in place of the
+ * file they would become. Reads the configuration root only; writes
+ * nothing. Depends on the profile module.
+ */
+#include <getopt.h>
+#include <limits.h>
+
+#include "ctl.h"
+#include "fileio.h"
+#include "json.h"
+#include "log.h"
+#include "profile.h"
+#include "strutil.h"
+
+#define CANDIDATE_FILE_MAX (8U * 1024U * 1024U)
+
+typedef struct Candidate {
+	char *file;   /* as given */
+	char *as;     /* "/etc/topotune/profiles/db.ini" */
+	char *text;
+} Candidate;
+
+static bool has_suffix(const char *s, const char *suffix)
+{
+	size_t n = strlen(s), k = strlen(suffix);
+
+	return n > k && streq(s + n - k, suffix);
+}
+
+/*
+ * Which configuration file @path would be, from its directory's name:
+ * topotune.conf, topotune.conf.d/NAME.conf, profiles/NAME.ini,
+ * hardware.d/NAME.ini (below /usr/lib/topotune if the path says so, else
+ * /etc/topotune).
+ */
+static int config_path_of(const char *path, char **ret)
+{
+	_cleanup_free_ char *dir = strdup(path);
+	const char *base, *parent, *slash;
+	bool usr = strstr(path, "usr/lib/topotune/") != NULL;
+	char *s;
+
+	if (!dir)
+		return -ENOMEM;
+	s = strrchr(dir, '/');
+	base = s ? s + 1 : dir;
+	if (s)
+		*s = 0;
+	slash = s ? strrchr(dir, '/') : NULL;
+	parent = !s ? "" : slash ? slash + 1 : dir;
+
+	if (streq(base, "topotune.conf"))
+		*ret = strdup("/etc/topotune/topotune.conf");
+	else if (streq(parent, "topotune.conf.d") && has_suffix(base, ".conf") && base[0] != '.')
+		*ret = strprintf("/etc/topotune/topotune.conf.d/%s", base);
+	else if ((streq(parent, "profiles") || streq(parent, "hardware.d")) && has_suffix(base, ".ini") &&
+		 base[0] != '.')
+		*ret = strprintf("/%s/topotune/%s/%s", usr ? "usr/lib" : "etc", parent, base);
+	else
+		return -EINVAL;
+	return *ret ? 0 : -ENOMEM;
+}
+
+static int candidate_read(const char *file, const char *as, Candidate *ret)
+{
+	_cleanup_free_ char *dir = NULL, *text = NULL, *where = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	const char *slash = strrchr(file, '/');
+	int r;
+
+	if (as)
+		r = config_path_of(as, &where);
+	else
+		r = config_path_of(file, &where);
+	if (r == -EINVAL) {
+		log_error("%s: not a place topotuned reads; expected topotune.conf, topotune.conf.d/NAME.conf, "
+			  "profiles/NAME.ini or hardware.d/NAME.ini%s",
+			  as ?: file, as ? "" : " (give --as PATH for a file elsewhere)");
+		return r;
+	}
+	if (r < 0)
+		return log_oom();
+	if (has_suffix(where, ".ini") && strstr(where, "/profiles/")) {
+		_cleanup_free_ char *name = strndup(strrchr(where, '/') + 1, strlen(strrchr(where, '/') + 1) - 4);
+
+		if (!name)
+			return log_oom();
+		if (!profile_name_is_valid(name)) {
+			log_error("%s: '%s' is not a profile name topotuned loads "
+				  "(letters, digits, '_', '.' or '-', not starting with '.')", where, name);
+			return -EINVAL;
+		}
+	}
+
+	dir = slash ? strndup(file, (size_t)(slash - file) + 1) : strdup(".");
+	if (!dir)
+		return log_oom();
+	r = root_open(dir, &fd);
+	if (r >= 0)
+		r = read_file_at(fd, slash ? slash + 1 : file, CANDIDATE_FILE_MAX, &text, NULL);
+	if (r < 0)
+		return log_error_errno(r, "%s: %s", file,
+				       r == -EBADFD ? "not a regular file" : strerror(-r));
+
+	ret->file = strdup(file);
+	if (!ret->file)
+		return log_oom();
+	ret->as = TAKE_PTR(where);
+	ret->text = TAKE_PTR(text);
+	return 0;
+}
+
+static void candidates_free(Candidate *c, size_t n)
+{
+	for (size_t i = 0; i < n; i++) {
+		free(c[i].file);
+		free(c[i].as);
+		free(c[i].text);
+	}
+	free(c);
+}
+
+/* Each error once: a base profile's error shows in every profile that includes it. */
+static int add_error(char ***errors, const char *msg)
+{
+	if (strv_contains(*errors, msg))
+		return 0;
+	return strv_extend(errors, msg);
+}
+
+/* A profile that a file names (profile =): an error at that line if it does not exist. */
+static int check_named_profile(int fd, const char *name, const Origin *o, char ***errors)
+{
+	_cleanup_(profile_freep) Profile *p = NULL;
+	_cleanup_free_ char *err = NULL, *where = NULL, *msg = NULL;
+	int r;
+
+	r = profile_load(fd, name, &p, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r != -ENOENT)
+		return 0;   /* loads, or its own error is reported with the profiles */
+	where = origin_to_string(o);
+	msg = strprintf("%s: %s", strna(where), err ?: "no such profile");
+	if (!msg)
+		return -ENOMEM;
+	return add_error(errors, msg);
+}
+
+typedef struct CheckCounts {
+	size_t config_files, profiles, hardware_rules;
+} CheckCounts;
+
+static int check_all(int fd, char ***errors, CheckCounts *counts)
+{
+	_cleanup_(config_freep) Config *c = NULL;
+	_cleanup_free_ char *err = NULL;
+	HardwareRule **rules = NULL;
+	ProfileInfo *list = NULL;
+	size_t n_rules = 0, n = 0;
+	int r;
+
+	r = config_load(fd, &c, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		r = add_error(errors, err ?: "topotune.conf: failed to load");
+		if (r < 0)
+			return r;
+	} else {
+		counts->config_files = strv_length(c->files);
+		if (c->profile_origin.file) {
+			r = check_named_profile(fd, c->profile, &c->profile_origin, errors);
+			if (r < 0)
+				return r;
+		}
+	}
+
+	free(err);
+	err = NULL;
+	r = hardware_rules_load(fd, &rules, &n_rules, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0) {
+		r = add_error(errors, err ?: "hardware.d: failed to load");
+		if (r < 0)
+			return r;
+	}
+	counts->hardware_rules = n_rules;
+	for (size_t i = 0; r >= 0 && i < n_rules; i++)
+		if (rules[i]->profile)
+			r = check_named_profile(fd, rules[i]->profile, &rules[i]->profile_origin, errors);
+	hardware_rules_free(rules, n_rules);
+	if (r < 0)
+		return r;
+
+	free(err);
+	err = NULL;
+	r = profile_list(fd, &list, &n, &err);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return add_error(errors, err ?: "profiles: failed to list");
+	counts->profiles = n;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		_cleanup_(profile_freep) Profile *p = NULL;
+		_cleanup_free_ char *e = NULL;
+
+		r = profile_load(fd, list[i].name, &p, &e);
+		if (r == -ENOMEM)
+			break;
+		r = r < 0 ? add_error(errors, e ?: list[i].path) : 0;
+	}
+	profile_info_array_free(list, n);
+	return r;
+}
+
+/* "FILE:LINE: message" into its parts; no line: 0. */
+static void error_split(const char *e, char **ret_file, unsigned *ret_line, const char **ret_msg)
+{
+	const char *colon = strchr(e, ':');
+	unsigned line = 0;
+	char *end;
+
+	*ret_file = NULL;
+	*ret_line = 0;
+	*ret_msg = e;
+	if (!colon || e[0] != '/')
+		return;
+	*ret_file = strndup(e, (size_t)(colon - e));
+	errno = 0;
+	if (colon[1] >= '0' && colon[1] <= '9') {
+		unsigned long v = strtoul(colon + 1, &end, 10);
+
+		if (errno == 0 && *end == ':' && v <= UINT_MAX) {
+			line = (unsigned)v;
+			colon = end;
+		}
+	}
+	*ret_line = line;
+	*ret_msg = colon[1] == ' ' ? colon + 2 : colon + 1;
+}
+
+static void check_json(char **errors, const CheckCounts *counts, const Candidate *cand, size_t n_cand)
+{
+	JsonWriter w;
+
+	json_init(&w, stdout, true);
+	json_begin_object(&w);
+	json_key(&w, "schema");
+	json_int(&w, CTL_JSON_SCHEMA);
+	json_key(&w, "ok");
+	json_bool(&w, !errors || !*errors);
+	json_key(&w, "config_files");
+	json_int(&w, (long long)counts->config_files);
+	json_key(&w, "profiles");
+	json_int(&w, (long long)counts->profiles);
+	json_key(&w, "hardware_rules");
+	json_int(&w, (long long)counts->hardware_rules);
+	json_key(&w, "candidates");
+	json_begin_array(&w);
+	for (size_t i = 0; i < n_cand; i++)
+		json_row(&w, JSON_STR("file", cand[i].file), JSON_STR("as", cand[i].as));
+	json_end_array(&w);
+	json_key(&w, "errors");
+	json_begin_array(&w);
+	STRV_FOREACH(e, errors) {
+		_cleanup_free_ char *file = NULL;
+		const char *msg;
+		unsigned line;
+
+		error_split(*e, &file, &line, &msg);
+		json_begin_object(&w);
+		json_key(&w, "file");
+		json_string(&w, file);
+		json_key(&w, "line");
+		if (line)
+			json_int(&w, line);
+		else
+			json_null(&w);
+		json_key(&w, "message");
+		json_string(&w, msg);
+		json_end_object(&w);
+	}
+	json_end_array(&w);
+	json_end_object(&w);
+	json_finish(&w);
+}
+
+int verb_check(const CtlContext *ctx, int argc, char *argv[])
+{
+	static const struct option options[] = {
+		{ "as", required_argument, NULL, 'a' },
+		{ "json", no_argument, NULL, 'j' },
+		{}
+	};
+	_cleanup_strv_free_ char **errors = NULL;
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ ConfigCandidate *cc = NULL;
+	Candidate *cand = NULL;
+	CheckCounts counts = {};
+	const char *as = NULL, *root = ctx->config_root ?: ctx->root;
+	bool json = ctx->json;
+	size_t n_cand = 0;
+	int c, r, ret = 2;
+
+	optind = 0;
+	while ((c = getopt_long(argc, argv, "a:j", options, NULL)) >= 0)
+		switch (c) {
+		case 'a':
+			as = optarg;
+			break;
+		case 'j':
+			json = true;
+			break;
+		default:
+			return 2;
+		}
+	if (as && argc - optind != 1) {
+		log_error("check: --as PATH takes exactly one FILE");
+		return 2;
+	}
+
+	cand = calloc((size_t)(argc - optind) + 1, sizeof(Candidate));
+	cc = calloc((size_t)(argc - optind) + 1, sizeof(ConfigCandidate));
+	if (!cand || !cc) {
+		free(cand);
+		return log_oom(), 2;
+	}
+	for (int i = optind; i < argc; i++) {
+		r = candidate_read(argv[i], as, &cand[n_cand]);
+		if (r < 0)
+			goto finish;
+		for (size_t k = 0; k < n_cand; k++)
+			if (streq(cand[k].as, cand[n_cand].as)) {
+				log_error("check: %s and %s are both %s", cand[k].file, argv[i], cand[k].as);
+				n_cand++;
+				goto finish;
+			}
+		cc[n_cand] = (ConfigCandidate) { cand[n_cand].as, cand[n_cand].text };
+		n_cand++;
+	}
+
+	r = root_open(root, &fd);
+	if (r < 0) {
+		log_error_errno(r, "Failed to open configuration root %s: %m", root);
+		goto finish;
+	}
+	config_candidates_set(cc, n_cand);
+	r = check_all(fd, &errors, &counts);
+	config_candidates_set(NULL, 0);
+	if (r < 0) {
+		log_error_errno(r, "check: %m");
+		goto finish;
+	}
+
+	if (json)
+		check_json(errors, &counts, cand, n_cand);
+	else {
+		for (size_t i = 0; i < n_cand; i++)
+			if (!streq(cand[i].file, cand[i].as))
+				printf("Checking %s as %s\n", tty_text(cand[i].file), cand[i].as);
+		STRV_FOREACH(e, errors)
+			fprintf(stderr, "%s\n", tty_text(*e));
+		if (errors && *errors)
+			fprintf(stderr, "%zu error%s.\n",
+				strv_length(errors), strv_length(errors) == 1 ? "" : "s");
+		else
+			printf("OK: %zu configuration file%s, %zu profile%s, %zu hardware rule%s.\n",
+			       counts.config_files, counts.config_files == 1 ? "" : "s", counts.profiles,
+			       counts.profiles == 1 ? "" : "s", counts.hardware_rules,
+			       counts.hardware_rules == 1 ? "" : "s");
+	}
+	ret = errors && *errors ? 2 : 0;
+finish:
+	candidates_free(cand, n_cand);
+	return ret;
+}

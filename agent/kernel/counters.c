@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Kernel counters for metrics: /proc/schedstat's per-domain load-balance
+ * counters summed per domain, /proc/sched_smt_buddy_stat summed over CPUs.
+ * Depends on basic; reads through the root fd only.
+ */
+#include <assert.h>
+#include <stdlib.h>
+
+#include "counters.h"
+#include "fileio.h"
+#include "prom.h"
+
+KernelCounters *kernel_counters_free(KernelCounters *c)
+{
+	if (!c)
+		return NULL;
+	free(c->domains);
+	free(c);
+	return NULL;
+}
+
+static int parse_u64(const char *s, uint64_t *ret)
+{
+	char *end;
+	unsigned long long v;
+
+	if (!s || *s < '0' || *s > '9')
+		return -EINVAL;
+	errno = 0;
+	v = strtoull(s, &end, 10);
+	if (errno || *end)
+		return -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+static DomainCounters *domain_get(KernelCounters *c, unsigned index, const char *name)
+{
+	DomainCounters *d;
+
+	for (size_t i = 0; i < c->n_domains; i++)
+		if (c->domains[i].index == index && streq(c->domains[i].name, name))
+			return &c->domains[i];
+	d = reallocarray(c->domains, c->n_domains + 1, sizeof(DomainCounters));
+	if (!d)
+		return NULL;
+	c->domains = d;
+	d = &c->domains[c->n_domains++];
+	*d = (DomainCounters) { .index = index };
+	snprintf(d->name, sizeof(d->name), "%s", name);
+	return d;
+}
+
+int kernel_counters_parse_schedstat(KernelCounters *c, const char *text)
+{
+	_cleanup_strv_free_ char **lines = NULL;
+	bool in_cpu = false;
+	int r;
+
+	assert(c && text);
+
+	r = strv_split(text, "\n", &lines);
+	if (r < 0)
+		return r;
+	STRV_FOREACH(line, lines) {
+		_cleanup_strv_free_ char **w = NULL;
+		uint64_t v[SCHEDSTAT_DOMAIN_FIELDS];
+		DomainCounters *d;
+		const char *p;
+		unsigned n;
+		size_t k;
+
+		r = strv_split(*line, WHITESPACE, &w);
+		if (r < 0)
+			return r;
+		if (!w[0])
+			continue;
+		if (streq(w[0], "version")) {
+			if (!w[1] || safe_atoi(w[1], &c->schedstat_version) < 0 || c->schedstat_version <= 0)
+				return -EBADMSG;
+			continue;
+		}
+		if (startswith(w[0], "cpu")) {
+			in_cpu = true;
+			continue;
+		}
+		/* Other versions name and order the fields differently: not guessed at. */
+		if (c->schedstat_version != 17 || !(p = startswith(w[0], "domain")))
+			continue;
+		if (!in_cpu || safe_atou_base(p, 10, &n) < 0 || !w[1] || !w[2])
+			return -EBADMSG;
+		for (k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
+			if (!w[3 + k] || parse_u64(w[3 + k], &v[k]) < 0)
+				return -EBADMSG;
+		if (strlen(w[1]) >= sizeof(d->name))
+			return -EBADMSG;
+		d = domain_get(c, n, w[1]);
+		if (!d)
+			return -ENOMEM;
+		d->cpus++;
+		for (k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
+			d->v[k] += v[k];
+	}
+	if (c->schedstat_version == 0)
+		return -EBADMSG;
+	return 0;
+}
+
+int kernel_counters_parse_smt_buddy(KernelCounters *c, const char *text)
+{
+	_cleanup_strv_free_ char **lines = NULL;
+	int r;
+
+	assert(c && text);
+
+	r = strv_split(text, "\n", &lines);
+	if (r < 0)
+		return r;
+	STRV_FOREACH(line, lines) {
+		_cleanup_strv_free_ char **w = NULL;
+		uint64_t v[SMT_BUDDY_STAT_FIELDS];
+		unsigned n;
+
+		r = strv_split(*line, WHITESPACE, &w);
+		if (r < 0)
+			return r;
+		if (!w[0])
+			continue;
+		if (streq(w[0], "version")) {
+			if (!w[1] || safe_atoi(w[1], &c->smt_buddy_version) < 0 || c->smt_buddy_version <= 0)
+				return -EBADMSG;
+			continue;
+		}
+		if (c->smt_buddy_version != 1 || !startswith(w[0], "cpu"))
+			continue;
+		if (safe_atou_base(w[0] + 3, 10, &n) < 0)
+			return -EBADMSG;
+		for (size_t k = 0; k < SMT_BUDDY_STAT_FIELDS; k++)
+			if (!w[1 + k] || parse_u64(w[1 + k], &v[k]) < 0)
+				return -EBADMSG;
+		c->smt_buddy_cpus++;
+		for (size_t k = 0; k < SMT_BUDDY_STAT_FIELDS; k++)
+			c->smt_buddy[k] += v[k];
+	}
+	if (c->smt_buddy_version == 0)
+		return -EBADMSG;
+	return 0;
+}
+
+int kernel_counters_load(int root_fd, KernelCounters **ret)
+{
+	_cleanup_(kernel_counters_freep) KernelCounters *c = NULL;
+	_cleanup_free_ char *text = NULL;
+	int r, v;
+
+	c = calloc(1, sizeof(KernelCounters));
+	if (!c)
+		return -ENOMEM;
+	c->schedstats_enabled = read_int_at(root_fd, "proc/sys/kernel/sched_schedstats", &v) >= 0 ? !!v : -1;
+
+	r = read_file_at(root_fd, "proc/schedstat", READ_FILE_MAX, &text, NULL);
+	if (r >= 0)
+		r = kernel_counters_parse_schedstat(c, text);
+	if (r < 0 && r != -ENOENT)
+		return r;
+	free(text);
+	text = NULL;
+
+	r = read_file_at(root_fd, "proc/sched_smt_buddy_stat", READ_FILE_MAX, &text, NULL);
+	if (r >= 0)
+		r = kernel_counters_parse_smt_buddy(c, text);
+	if (r < 0 && r != -ENOENT)
+		return r;
+
+	*ret = TAKE_PTR(c);
+	return 0;
+}
+
+/* Per idle type, the 11 sched_balance_rq() fields of sched-stats.rst, in order. */
+static const char *const lb_fields[] = {
+	"lb_count", "lb_balanced", "lb_failed", "lb_imbalance_load", "lb_imbalance_util",
+	"lb_imbalance_task", "lb_imbalance_misfit", "lb_gained", "lb_hot_gained",
+	"lb_nobusyq", "lb_nobusyg",
+};
+
+static const char *const lb_help[] = {
+	"Times sched_balance_rq() was called",
+	"Times sched_balance_rq() found the load did not need balancing",
+	"Times sched_balance_rq() tried to move tasks and failed",
+	"Total imbalance in load",
+	"Total imbalance in utilization",
+	"Total imbalance in number of tasks",
+	"Total imbalance due to misfit tasks",
+	"Times detach_task() was called (tasks pulled)",
+	"Times detach_task() was called on a cache-hot task",
+	"Times sched_balance_rq() found no busier queue",
+	"Times a busier queue was found but no busier group",
+};
+
+/* The version 16+ order of enum cpu_idle_type. */
+static const char *const idle_types[] = { "busy", "idle", "newly_idle" };
+
+/* Fields 34-36 and 43-45; 37-42 (sbe_*, sbf_*) are unused by the kernel. */
+static const struct {
+	unsigned field;   /* 1-based, as sched-stats.rst numbers them */
+	const char *name, *help;
+} other_fields[] = {
+	{ 34, "alb_count", "Times active_load_balance() was called" },
+	{ 35, "alb_failed", "Times active_load_balance() tried to move a task and failed" },
+	{ 36, "alb_pushed", "Times active_load_balance() moved a task" },
+	{ 43, "ttwu_wake_remote", "Wakeups whose waker and wakee CPUs share this domain (remote wakeups)" },
+	{ 44, "ttwu_move_affine", "Tasks moved to the waking CPU in this domain (wake affine)" },
+	{ 45, "ttwu_move_balance", "Tasks moved to the waking CPU by balancing on wakeup (unused since 2.6.25)" },
+};
+
+static const struct {
+	const char *name, *help;
+} buddy_fields[SMT_BUDDY_STAT_FIELDS] = {
+	{ "pushed", "Tasks SMT_BUDDY_ASSIST pushed to an idle SMT sibling, summed over CPUs" },
+	{ "push_failed", "SMT_BUDDY_ASSIST pushes that failed, summed over CPUs" },
+	{ "refused", "Pulls refused of a task SMT_BUDDY_ASSIST pushed, back to the busy CPU it came from while held, summed over CPUs" },
+	{ "newidle_stopped", "Newidle balancing passes stopped at a NUMA domain (SMT_BUDDY_ASSIST's newidle restriction), summed over CPUs" },
+};
+
+static void domain_sample(StrBuf *b, const char *name, const DomainCounters *d, const char *idle, uint64_t v)
+{
+	char index[16];
+
+	snprintf(index, sizeof(index), "%u", d->index);
+	prom_sample(b, name, (const char *const[]) { "index", index, "domain", d->name,
+						     idle ? "idle" : NULL, idle, NULL }, v);
+}
+
+void kernel_counters_metrics(const KernelCounters *c, StrBuf *b)
+{
+	char metric[96], help[256];
+
+	assert(c && b);
+
+	prom_family(b, "topotune_schedstat_version", "gauge",
+		    "Version of /proc/schedstat (0: absent); load-balance counters are exported for version 17");
+	prom_sample(b, "topotune_schedstat_version", NULL, (unsigned)MAX(c->schedstat_version, 0));
+	if (c->schedstats_enabled >= 0) {
+		prom_family(b, "topotune_schedstats_enabled", "gauge",
+			    "kernel.sched_schedstats: the kernel counts schedstat and SMT buddy counters only when 1");
+		prom_sample(b, "topotune_schedstats_enabled", NULL, (unsigned)c->schedstats_enabled);
+	}
+	if (c->n_domains > 0) {
+		prom_family(b, "topotune_schedstat_domain_cpus", "gauge",
+			    "CPUs that report this scheduler domain in /proc/schedstat");
+		for (size_t i = 0; i < c->n_domains; i++)
+			domain_sample(b, "topotune_schedstat_domain_cpus", &c->domains[i], NULL, c->domains[i].cpus);
+		for (size_t f = 0; f < ELEMENTSOF(lb_fields); f++) {
+			snprintf(metric, sizeof(metric), "topotune_schedstat_%s_total", lb_fields[f]);
+			snprintf(help, sizeof(help), "%s in this domain, summed over CPUs, by the CPU's idle type (/proc/schedstat %s)",
+				 lb_help[f], lb_fields[f]);
+			prom_family(b, metric, "counter", help);
+			for (size_t i = 0; i < c->n_domains; i++)
+				for (size_t t = 0; t < ELEMENTSOF(idle_types); t++)
+					domain_sample(b, metric, &c->domains[i], idle_types[t],
+						      c->domains[i].v[t * ELEMENTSOF(lb_fields) + f]);
+		}
+		for (size_t f = 0; f < ELEMENTSOF(other_fields); f++) {
+			snprintf(metric, sizeof(metric), "topotune_schedstat_%s_total", other_fields[f].name);
+			snprintf(help, sizeof(help), "%s, summed over CPUs (/proc/schedstat %s)", other_fields[f].help,
+				 other_fields[f].name);
+			prom_family(b, metric, "counter", help);
+			for (size_t i = 0; i < c->n_domains; i++)
+				domain_sample(b, metric, &c->domains[i], NULL, c->domains[i].v[other_fields[f].field - 1]);
+		}
+	}
+
+	prom_family(b, "topotune_smt_buddy_stat_version", "gauge",
+		    "Version of /proc/sched_smt_buddy_stat of the topotune kernel series (0: absent)");
+	prom_sample(b, "topotune_smt_buddy_stat_version", NULL, (unsigned)MAX(c->smt_buddy_version, 0));
+	if (c->smt_buddy_version != 1)
+		return;
+	for (size_t f = 0; f < SMT_BUDDY_STAT_FIELDS; f++) {
+		snprintf(metric, sizeof(metric), "topotune_smt_buddy_%s_total", buddy_fields[f].name);
+		prom_family(b, metric, "counter", buddy_fields[f].help);
+		prom_sample(b, metric, NULL, c->smt_buddy[f]);
+	}
+}

@@ -1,0 +1,50 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "macro.h"
+#include "strutil.h"
+
+/*
+ * The scheduler's own counters that show whether a setting works, as
+ * Prometheus metrics: /proc/schedstat's load-balance counters (version 17,
+ * Documentation/scheduler/sched-stats.rst) summed over CPUs per domain, and
+ * the series' SMT_BUDDY_ASSIST counters in /proc/sched_smt_buddy_stat
+ * (version 1: "cpuN pushed push_failed refused newidle_stopped"), summed.
+ */
+
+/* The 45 fields of a version 17 domain line. */
+#define SCHEDSTAT_DOMAIN_FIELDS 45
+#define SMT_BUDDY_STAT_FIELDS 4
+
+typedef struct DomainCounters {
+	unsigned index;          /* N of "domainN": its position in each CPU's list */
+	char name[16];           /* "MC", "NUMA", ... */
+	unsigned cpus;           /* CPUs that reported it */
+	uint64_t v[SCHEDSTAT_DOMAIN_FIELDS];
+} DomainCounters;
+
+typedef struct KernelCounters {
+	int schedstat_version;   /* 0: no /proc/schedstat */
+	DomainCounters *domains; /* version 17 only, in order of first appearance */
+	size_t n_domains;
+	int schedstats_enabled;  /* kernel.sched_schedstats: 1, 0, -1 unknown */
+	int smt_buddy_version;   /* 0: no /proc/sched_smt_buddy_stat */
+	unsigned smt_buddy_cpus;
+	uint64_t smt_buddy[SMT_BUDDY_STAT_FIELDS];
+} KernelCounters;
+
+KernelCounters *kernel_counters_free(KernelCounters *c);
+DEFINE_TRIVIAL_CLEANUP_FUNC(KernelCounters *, kernel_counters_free);
+
+/* Pure parsers over the files' text, for tests and fuzzing; -EBADMSG on a malformed line. */
+int kernel_counters_parse_schedstat(KernelCounters *c, const char *text);
+int kernel_counters_parse_smt_buddy(KernelCounters *c, const char *text);
+
+/* Read what of the three files is there below @root_fd; a missing file is not an error. */
+int kernel_counters_load(int root_fd, KernelCounters **ret);
+
+/* The metric families (HELP, TYPE, samples) of @c. */
+void kernel_counters_metrics(const KernelCounters *c, StrBuf *b);

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Kernel counters for metrics: /proc/schedstat version 17 domain lines summed
+ * per domain with each field where sched-stats.rst puts it, the series'
+ * /proc/sched_smt_buddy_stat summed, and the metric text they give.
+ */
+#include <string.h>
+
+#include "counters.h"
+#include "test.h"
+
+/* Field k of a domain line holds k*mul, so each sum names its field. */
+static char *domain_line(unsigned n, const char *name, const char *mask, unsigned mul)
+{
+	StrBuf b = {};
+	char *s = NULL;
+
+	strbuf_appendf(&b, "domain%u %s %s", n, name, mask);
+	for (unsigned k = 1; k <= SCHEDSTAT_DOMAIN_FIELDS; k++)
+		strbuf_appendf(&b, " %u", k * mul);
+	strbuf_append(&b, "\n");
+	(void)strbuf_steal(&b, &s);
+	return s;
+}
+
+static void test_schedstat(void)
+{
+	_cleanup_free_ char *d00 = domain_line(0, "SMT", "00000003", 1), *d01 = domain_line(1, "MC", "0000000f", 1);
+	_cleanup_free_ char *d10 = domain_line(0, "SMT", "00000003", 10), *d11 = domain_line(1, "MC", "0000000f", 100);
+	_cleanup_free_ char *text = strprintf("version 17\ntimestamp 4295048735\n"
+					      "cpu0 0 0 0 0 0 0 1 2 3\n%s%s"
+					      "cpu1 0 0 0 0 0 0 1 2 3\n%s%s", d00, d01, d10, d11);
+	KernelCounters c = {};
+
+	check(kernel_counters_parse_schedstat(&c, text) == 0);
+	check_int(c.schedstat_version, 17);
+	check_int(c.n_domains, 2);
+	if (c.n_domains == 2) {
+		check_str(c.domains[0].name, "SMT");
+		check_int(c.domains[0].index, 0);
+		check_int(c.domains[0].cpus, 2);
+		/* lb_failed when newly idle is field 25; alb_pushed 36; ttwu_move_affine 44. */
+		check_int(c.domains[0].v[24], 25 * 11);
+		check_int(c.domains[0].v[35], 36 * 11);
+		check_int(c.domains[1].v[43], 44 * 101);
+		check_str(c.domains[1].name, "MC");
+	}
+	free(c.domains);
+}
+
+static void test_schedstat_other_versions(void)
+{
+	/* Version 16 names no domains and orders fields differently: no counters, no error. */
+	KernelCounters c = {};
+
+	check(kernel_counters_parse_schedstat(&c, "version 16\ncpu0 0 0 0\ndomain0 00000003 1 2 3\n") == 0);
+	check_int(c.schedstat_version, 16);
+	check_int(c.n_domains, 0);
+	free(c.domains);
+}
+
+static void test_schedstat_bad(void)
+{
+	static const char *const bad[] = {
+		"",
+		"timestamp 1\n",
+		"version x\n",
+		"version 17\ndomain0 SMT 3 1 2 3\n",              /* a domain before any cpu line */
+		"version 17\ncpu0 1\ndomain0 SMT 3 1 2 3\n",      /* 3 of 45 fields */
+		"version 17\ncpu0 1\ndomainX SMT 3 1\n",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+		KernelCounters c = {};
+
+		check_ctx(bad[i], kernel_counters_parse_schedstat(&c, bad[i]) == -EBADMSG);
+		free(c.domains);
+	}
+}
+
+static void test_smt_buddy(void)
+{
+	KernelCounters c = {};
+
+	check(kernel_counters_parse_smt_buddy(&c, "version 1\ntimestamp 4295048735\n"
+					      "cpu0 1 2 3 4\ncpu1 10 20 30 40\n") == 0);
+	check_int(c.smt_buddy_version, 1);
+	check_int(c.smt_buddy_cpus, 2);
+	check_int(c.smt_buddy[0], 11);
+	check_int(c.smt_buddy[3], 44);
+
+	c = (KernelCounters) {};
+	check(kernel_counters_parse_smt_buddy(&c, "version 1\ncpu0 1 2 3\n") == -EBADMSG);
+	c = (KernelCounters) {};
+	check(kernel_counters_parse_smt_buddy(&c, "cpu0 1 2 3 4\n") == -EBADMSG);
+	c = (KernelCounters) {};
+	/* A later version may mean other fields: counted as absent, not misread. */
+	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 1 2 3 4 5\n") == 0);
+	check_int(c.smt_buddy_cpus, 0);
+}
+
+static void test_metrics_text(void)
+{
+	_cleanup_free_ char *d0 = domain_line(2, "MC", "0000000f", 1), *text = NULL;
+	_cleanup_free_ char *in = strprintf("version 17\ncpu0 0\n%s", d0);
+	KernelCounters c = { .schedstats_enabled = 1 };
+	StrBuf b = {};
+
+	check(kernel_counters_parse_schedstat(&c, in) == 0);
+	check(kernel_counters_parse_smt_buddy(&c, "version 1\ncpu0 5 6 7 8\n") == 0);
+	kernel_counters_metrics(&c, &b);
+	check(strbuf_steal(&b, &text) == 0);
+	if (!text)
+		return;
+	check(strstr(text, "# TYPE topotune_schedstat_lb_count_total counter\n"));
+	check(strstr(text, "topotune_schedstat_lb_count_total{index=\"2\",domain=\"MC\",idle=\"busy\"} 1\n"));
+	check(strstr(text, "topotune_schedstat_lb_count_total{index=\"2\",domain=\"MC\",idle=\"idle\"} 12\n"));
+	check(strstr(text, "topotune_schedstat_lb_gained_total{index=\"2\",domain=\"MC\",idle=\"newly_idle\"} 30\n"));
+	check(strstr(text, "topotune_schedstat_alb_pushed_total{index=\"2\",domain=\"MC\"} 36\n"));
+	check(strstr(text, "topotune_schedstat_ttwu_wake_remote_total{index=\"2\",domain=\"MC\"} 43\n"));
+	check(strstr(text, "topotune_smt_buddy_newidle_stopped_total 8\n"));
+	check(strstr(text, "topotune_schedstats_enabled 1\n"));
+	check(!strstr(text, "sbe_"));
+	free(c.domains);
+}
+
+int main(void)
+{
+	test_schedstat();
+	test_schedstat_other_versions();
+	test_schedstat_bad();
+	test_smt_buddy();
+	test_metrics_text();
+	return test_end("test-counters");
+}
