@@ -587,11 +587,23 @@ def main():
         check("buddy-pinned-pair-no-extra-softirqs", n_on == 2 and off_irq > 0 and on_irq <= limit,
               "SCHED softirqs on the CPU in 2 x 5 s: feature off %d, on %d (limit %d); %s" % (
                   off_irq, on_irq, limit, [(f.get("state"), f.get("sched"), f.get("hogs_on")) for f in sq]))
-        bad = [(f.get("state"), f["delta"]) for f in sq if f.get("state") == "1" and
-               (f["delta"].get("failed", 99) > 2 or f["delta"].get("pushed", 99) > 2)]
+        # CPU 2's own counters: the totals over all CPUs also count the
+        # pushes other CPUs make meanwhile, which the feature is there for
+        # (13 in one 5 s window of a 7.3 run on 2026-12-03, none of them
+        # CPU 2's).
+        def cpu_delta(f):
+            try:
+                b = [int(x) for x in f["cpu_pushed_failed_before"].split(",")]
+                a = [int(x) for x in f["after"].split(",")]
+                return {"pushed": a[0] - b[0], "failed": a[1] - b[1]}
+            except (KeyError, ValueError, IndexError):
+                return {"pushed": 99, "failed": 99}
+        bad = [(f.get("state"), cpu_delta(f)) for f in sq if f.get("state") == "1" and
+               (cpu_delta(f)["failed"] > 2 or cpu_delta(f)["pushed"] > 2)]
         check("buddy-pinned-pair-no-failed-pushes", n_on == 2 and not bad,
-              "per 5 s with the feature on: at most 2 failed and 2 pushed (stray kernel "
-              "threads) allowed; got %s" % (bad or [f["delta"] for f in sq]))
+              "per 5 s with the feature on, CPU 2's own counters: at most 2 failed and 2 pushed "
+              "(stray kernel threads) allowed; got %s (all CPUs: %s)" % (
+                  bad or [cpu_delta(f) for f in sq], [f["delta"] for f in sq]))
         check("buddy-pinned-pair-stays-pinned", sq and all(f.get("hogs_on") == "%s,%s" % (f["cpu"], f["cpu"])
                                                          for f in sq),
               [(f.get("hogs_on"), f.get("cpu")) for f in sq])
