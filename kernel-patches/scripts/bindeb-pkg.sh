@@ -55,6 +55,9 @@ fi
 "$tree/scripts/config" --file "$out/.config" \
 	--disable SYSTEM_TRUSTED_KEYS --disable SYSTEM_REVOCATION_KEYS \
 	--set-str LOCALVERSION "${TOPOTUNE_LOCALVERSION:-$localversion}"
+# LOCALVERSION set (empty): otherwise setlocalversion appends "+" to the
+# release because the tree is a git checkout (6.12.118-topotune+).
+export LOCALVERSION=
 make -C "$tree" O="$out" olddefconfig >&2
 krel=$(make -s -C "$tree" O="$out" kernelrelease)
 make -C "$tree" O="$out" -j"$JOBS" bindeb-pkg >&2
