@@ -16,7 +16,8 @@
 # Environment: TOPOTUNE_KCACHE (source cache; default /var/cache/topotune/kernel,
 # use e.g. $HOME/.cache/topotune/kernel as an ordinary user), TOPOTUNE_JOBS,
 # TOPOTUNE_LOCALVERSION (default -topotune, with --minimal -topotune-minimal). Needs build-essential bc bison flex
-# libelf-dev libssl-dev dwarves rsync debhelper python3 cpio kmod.
+# libelf-dev libssl-dev dwarves rsync debhelper python3 cpio kmod, and for
+# 7.3 libdw-dev (dpkg-checkbuilddeps stops the build without them).
 # The packages land in $TOPOTUNE_KCACHE/deb-<version>/; the script prints
 # their paths.  Only one bindeb-pkg.sh, build.sh or apply.sh may run on a
 # cache at a time.
