@@ -4,7 +4,8 @@
 #   2. ASan+UBSan build, the same tests
 #   3. packaging: rpm build, the Ansible role, the .deb in a debootstrap
 #      chroot (unless TOPOTUNE_SKIP_PACKAGING=1)
-#   4. the kernel tier in qemu (tests/vm), then the .deb under a real systemd
+#   4. the kernel tier in qemu (tests/vm) for 7.3, for 6.12 when its inputs
+#      changed since the recorded pass, then the .deb under a real systemd
 #      in a Debian 12 guest on the stock and the patched kernel
 #      (tests/install/systemd-vm.sh), unless TOPOTUNE_SKIP_VM=1
 # Ends with one line "N passed, M failed" (N counts test programs and tiers).
@@ -108,6 +109,10 @@ if [ "${TOPOTUNE_SKIP_VM:-0}" = 1 ]; then
 	echo "### kernel tier: skipped (TOPOTUNE_SKIP_VM=1)"
 else
 	run_script "kernel tier (qemu)" "$out/kernel-tier.log" "$top/tests/vm/run-kernel-tier.sh"
+	# The 6.12 base: only when its inputs differ from the pass recorded in
+	# tests/vm/expected/6.12/last-pass (content hash; kernel-patches/README.md).
+	run_script "kernel tier 6.12 (qemu, when its inputs changed)" "$out/kernel-tier-6.12.log" \
+		"$top/tests/vm/run-kernel-tier.sh" --series 6.12 --if-changed
 	# The package under a real systemd: Debian 12 in qemu, on its stock kernel and
 	# on the patched one (the kernel tier above fetched the source and its tools).
 	"$top/tools/deps.sh" debootstrap dpkg-dev debhelper git qemu-system-x86 qemu-utils e2fsprogs || exit 2

@@ -237,9 +237,12 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 		note(&c, c.cgroup_v2 ? "isolation: cgroup v2 without the cpuset controller"
 				     : "isolation: no cgroup v2 hierarchy at /sys/fs/cgroup");
 
-	/* The stock SNC-3 fix-up landed in 6.17; our series adds Hygon and a sysctl. */
-	c.numa_averaging_intel = release_code(c.release) >= 6017;
+	/*
+	 * The stock SNC-3 fix-up landed in 6.17; our series adds Hygon and a
+	 * sysctl, and on older bases (6.12) it carries the fix-up's backport.
+	 */
 	c.numa_averaging_hygon = kernel_caps_has(&c, "smt_buddy_sysctl");
+	c.numa_averaging_intel = release_code(c.release) >= 6017 || c.numa_averaging_hygon;
 
 	if (probe_file(&c, root_fd, "proc/schedstat", &s) >= 0)
 		(void)sscanf(s, "version %d", &c.schedstat_version);

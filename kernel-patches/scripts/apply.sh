@@ -27,7 +27,7 @@ if ! git -C "$repo" rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
 	git -C "$repo" config core.bigFileThreshold 10m
 	git -C "$repo" config gc.auto 0
 	(cd "$src" && git --git-dir="$repo/.git" --work-tree=. add -f -A . &&
-		git --git-dir="$repo/.git" --work-tree=. commit -q -m "Debian linux-source-7.3 $ver")
+		git --git-dir="$repo/.git" --work-tree=. commit -q -m "Debian $KPKG $ver")
 	git -C "$repo" tag base
 	git -C "$repo" worktree add -q "$KCACHE/tree-$ver-base" base 2>/dev/null ||
 		git -C "$repo" worktree add -q --detach "$KCACHE/tree-$ver-base" base

@@ -21,6 +21,8 @@ kind=patched
 check_each=0
 flavour=""
 fragments=("$KP_DIR/config/topotune-qemu.config")
+# What one base needs on top (symbols renamed between kernel versions).
+[ ! -f "$KP_DIR/$KSERIES/qemu.config" ] || fragments+=("$KP_DIR/$KSERIES/qemu.config")
 for a in "$@"; do
 	case "$a" in
 	--base) kind=base ;;
@@ -32,7 +34,7 @@ done
 
 ver=$(kernel_version)
 chash=$(config_hash)
-[ -z "$flavour" ] || chash=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
+[ ${#fragments[@]} = 1 ] || chash=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
 if [ "$kind" = base ]; then
 	hash=$(printf '%s\n%s\n' "$ver" "$chash" | sha256sum | cut -c1-16)
 else

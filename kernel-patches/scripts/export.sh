@@ -4,14 +4,15 @@
 #   export.sh TREE [REV-RANGE]     (default range: base..HEAD)
 # Writes kernel-patches/<series>/NNNN-*.patch, 0000-cover-letter.patch
 # (subject and text from cover-letter.txt) and the series file.
-# Environment: TOPOTUNE_SUBJECT_PREFIX (default "PATCH v4").
+# Environment: TOPOTUNE_SUBJECT_PREFIX (default: subject_prefix from
+# kernel-patches/<series>/base, else "PATCH v4").
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 tree=$1
 range=${2:-base..HEAD}
 dir="$KP_DIR/$KSERIES"
-prefix=${TOPOTUNE_SUBJECT_PREFIX:-PATCH v4}
+prefix=${TOPOTUNE_SUBJECT_PREFIX:-${subject_prefix:-PATCH v4}}
 
 # From: is the exporting developer, from git's own identity (git config
 # user.name/user.email, or GIT_COMMITTER_*), never a placeholder: a

@@ -1,11 +1,16 @@
 #!/bin/bash
-# Fetch Debian's linux-source-7.3 from trixie-backports with apt-get
+# Fetch the Debian kernel source of one base (TOPOTUNE_KSERIES, default
+# 7.3: linux-source-7.3 from trixie-backports; 6.12: linux-source-6.12 from
+# bookworm-security; see kernel-patches/<series>/base) with apt-get
 # download, without touching the system's apt configuration, and unpack
 # it to $TOPOTUNE_KCACHE/src-<version>/ (default /var/cache/topotune/kernel).
 #
 # The mirror is taken from the machine's own apt sources (deb822 .sources
-# files first, then one-line sources.list entries), so no host name is
-# hard-coded here.
+# files first, then one-line sources.list entries) for the base's archive
+# (".../debian" or ".../debian-security"), so no host name is hard-coded here.
+#
+#   fetch.sh [--candidate]   (--candidate: print the version a fetch would
+#                             take, after the apt update, and download nothing)
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -13,15 +18,15 @@ mirror_uri() {
 	local f uri
 	for f in /etc/apt/sources.list.d/*.sources; do
 		[ -f "$f" ] || continue
-		# Only the Debian archive itself, not -security or third parties.
+		# Only the base's Debian archive, not the other one or third parties.
 		uri=$(awk 'tolower($1)=="uris:" { for (i = 2; i <= NF; i++) print $i }' "$f" |
-			grep -E '/debian/?$' | head -n1 || true)
+			grep -E "/$KARCHIVE/?\$" | head -n1 || true)
 		[ -n "$uri" ] && { echo "${uri%/}"; return; }
 	done
 	for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list; do
 		[ -f "$f" ] || continue
 		uri=$(awk '$1=="deb" { for (i = 2; i <= NF; i++) if ($i ~ /^(https?|file|ftp):/) { print $i; break } }' "$f" |
-			grep -E '/debian/?$' | head -n1 || true)
+			grep -E "/$KARCHIVE/?\$" | head -n1 || true)
 		[ -n "$uri" ] && { echo "${uri%/}"; return; }
 	done
 	return 1
@@ -38,7 +43,7 @@ keyring() {
 
 main() {
 	local uri key apt_dir ver deb
-	uri=${TOPOTUNE_MIRROR:-$(mirror_uri)} || die "no Debian archive URI in /etc/apt sources"
+	uri=${TOPOTUNE_MIRROR:-$(mirror_uri)} || die "no $KARCHIVE archive URI in /etc/apt sources"
 	key=$(keyring) || die "debian-archive-keyring is not installed"
 	mkdir -p "$KCACHE"
 	apt_dir="$KCACHE/apt"
@@ -62,6 +67,11 @@ main() {
 	ver=${TOPOTUNE_KVERSION:-$(apt-cache "${opts[@]}" policy "$KPKG" |
 		awk '/Candidate:/ { print $2 }')}
 	[ -n "$ver" ] && [ "$ver" != "(none)" ] || die "$KPKG not found in $KSUITE"
+	# --candidate: only say which version a fetch would take.
+	if [ "${1:-}" = --candidate ]; then
+		echo "$ver"
+		return
+	fi
 	local src="$KCACHE/src-$ver"
 	if [ -f "$src/.unpacked" ]; then
 		log "$KPKG $ver already unpacked in $src"
@@ -82,7 +92,7 @@ main() {
 		mv "$src.tmp" "$src"
 		touch "$src/.unpacked"
 	fi
-	echo "$ver" >"$KCACHE/current-version"
+	echo "$ver" >"$(version_file)"
 	echo "$ver"
 }
 

@@ -3,9 +3,15 @@
 
 KP_DIR=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 KCACHE=${TOPOTUNE_KCACHE:-/var/cache/topotune/kernel}
+# The base: kernel-patches/<series>/ holds the series and a "base" file
+# naming the Debian package, suite and archive it applies to.
 KSERIES=${TOPOTUNE_KSERIES:-7.3}
-KPKG=${TOPOTUNE_KPKG:-linux-source-7.3}
-KSUITE=${TOPOTUNE_KSUITE:-trixie-backports}
+[ -f "$KP_DIR/$KSERIES/base" ] || { echo "no kernel-patches/$KSERIES/base" >&2; exit 1; }
+# shellcheck source=/dev/null
+. "$KP_DIR/$KSERIES/base"
+KPKG=${TOPOTUNE_KPKG:-$package}
+KSUITE=${TOPOTUNE_KSUITE:-$suite}
+KARCHIVE=${TOPOTUNE_KARCHIVE:-$archive}
 JOBS=${TOPOTUNE_JOBS:-$(nproc)}
 
 log() { printf '%s: %s\n' "${0##*/}" "$*" >&2; }
@@ -18,8 +24,18 @@ kernel_version() {
 		echo "$TOPOTUNE_KVERSION"
 		return
 	fi
-	[ -f "$KCACHE/current-version" ] || die "no fetched source; run fetch.sh"
-	cat "$KCACHE/current-version"
+	[ -f "$(version_file)" ] || die "no fetched source for $KSERIES; run fetch.sh"
+	cat "$(version_file)"
+}
+
+# Where fetch.sh records the fetched version of this base: 7.3 keeps the
+# name it had before there was a second base (existing caches stay valid).
+version_file() {
+	if [ "$KSERIES" = 7.3 ]; then
+		echo "$KCACHE/current-version"
+	else
+		echo "$KCACHE/current-version-$KSERIES"
+	fi
 }
 
 # The series' patch files, in order, as paths.

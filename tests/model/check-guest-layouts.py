@@ -1,10 +1,13 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""The planner's domain model against what real 7.3.4 guests reported.
+"""The planner's domain model against what real 7.3.4 and 6.12 guests reported.
 
 tests/vm/expected/*.txt are captures from the kernel tier's qemu guests
 (unpatched and patched 7.3.4; Hygon F18 M7 with 3 and 1 nodes per socket,
-Intel GNR with the SNC-3 SLIT): cpu0's /proc/schedstat domains, debugfs
+Intel GNR with the SNC-3 SLIT), tests/vm/expected/<series>/*.txt the same
+for another base (6.12: its "release" file names the kernel release the
+sysroot reports, so the model predicts for that kernel; /proc/schedstat is
+version 16 there, without domain names): cpu0's /proc/schedstat domains, debugfs
 level/name/flags, the SLIT rows and the sched_verbose log. For each, build
 a sysroot of the same machine, put the capture in it as proc/schedstat and
 debugfs files, and ask `topotunectl layout --compare`: the model must
@@ -41,7 +44,7 @@ def parse(path):
         m = re.match(r"# /proc/schedstat version (\d+)", line)
         if m:
             cap["version"] = int(m.group(1))
-        m = re.match(r"cpu0 domain(\d+) (\S+) ([0-9a-f,]+)$", line)
+        m = re.match(r"cpu0 domain(\d+) (?:(\S+) )?([0-9a-f,]+)$", line)
         if m:
             cap["domains"].append((int(m.group(1)), m.group(2), m.group(3)))
         m = re.match(r"cpu0 domain(\d+) level=(\d+) name=(\S+) flags=(\S*)", line)
@@ -62,13 +65,18 @@ def write(root, rel, text):
         f.write(text)
 
 
-files = sorted(glob.glob(os.path.join(expected_dir, "*.txt")))
+files = sorted(glob.glob(os.path.join(expected_dir, "*.txt")) +
+               glob.glob(os.path.join(expected_dir, "*", "*.txt")))
 if not files:
     print(f"SKIP guest layouts: no captures in {expected_dir}")
 tmpbase = "/dev/shm" if os.path.isdir("/dev/shm") else None
 with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     for path in files:
         name = os.path.basename(path)[:-4]           # hygon3-base
+        sub = os.path.dirname(path)
+        release = None
+        if os.path.realpath(sub) != os.path.realpath(expected_dir):
+            release = open(os.path.join(sub, "release")).read().strip()
         m = re.match(r"(hygon|gnr)(\d)-(base|patched)$", name)
         if not m:
             check(f"{name}: known capture name", False, "expected (hygon|gnr)N-(base|patched)")
@@ -79,7 +87,9 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
             check(f"{name}: capture complete", False, cap)
             continue
         v, fam, model, brand = CPUS[vendor]
-        root = os.path.join(base, name)
+        if release:
+            name = f"{os.path.basename(sub)}/{name}"
+        root = os.path.join(base, name.replace("/", "-"))
         matrix = "\n".join(" ".join(str(d) for d in row) for row in cap["nodes"])
         # The guest: 2 sockets x 3 cores x 2 threads, siblings numbered next to
         # each other, the same SLIT; TCG reports one L3 per package.
@@ -93,10 +103,13 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
                         "--set", "topology.numbering=threads-adjacent",
                         "--set", f"numa.distance={matrix}",
                         "--set", f"kernel.patched={'yes' if kind == 'patched' else 'no'}",
+                        *(["--set", f"kernel.release={release}"] if release else []),
                         "vm-2cpu", root], check=True)
         text = f"version {cap['version']}\ntimestamp 1\ncpu0 0 0 0 0 0 0 0 0 0\n"
         for idx, dname, mask in cap["domains"]:
-            text += f"domain{idx} {dname} {mask} 0 0 0\n"
+            # Named domain lines from version 17 on.
+            text += (f"domain{idx} {dname} {mask} 0 0 0\n" if dname
+                     else f"domain{idx} {mask} 0 0 0\n")
         write(root, "proc/schedstat", text)
         for idx, (level, dname, flags) in cap["debugfs"].items():
             d = f"sys/kernel/debug/sched/domains/cpu0/domain{idx}"

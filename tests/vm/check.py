@@ -16,16 +16,40 @@ import sys
 results = []
 skipped = []    # (name, why): checks that cannot run on this guest kernel
 
+# The base (run-kernel-tier.sh --series): what differs between the kernels
+# the series is carried on. 7.3 has the GNR/CWF SNC-3 fix and prints
+# /proc/schedstat version 17; 6.12 gets the fix only from the series'
+# backports (so gnr3 changes too) and prints version 16.
+SERIES = os.environ.get("TT_SERIES", "7.3")
+BASE = {
+    "7.3": {"schedstat": "17", "gnr_fixed_in_base": True},
+    "6.12": {"schedstat": "16", "gnr_fixed_in_base": False},
+}[SERIES]
+
 # Checks that fail intermittently because of kernel behaviour this series
 # does not change: reported as XFAIL (with the evidence) rather than FAIL, so
 # the tier stays usable; they pass when the kernel behaves. Each entry says
 # why. See kernel-patches/README.md ("seed 001").
 KNOWN_KERNEL_ISSUES = {
-    # none at present. seed001-hogs-spread-* used to be listed: the lasting
-    # stacking it saw came from the test itself (the init shell and its
-    # samplers ran inside the hogs' taskset, and busybox nproc made the
-    # "restore" keep it there); with the shell outside the set and the hogs
-    # sampled once a second, both kernels end spread (kernel-patches/README.md).
+    # Seed 001's symptom, hogs left stacked, is not something the base
+    # kernels guarantee away on the SNC-3 topology the series builds (the
+    # correct one: CPU0's 0-5 level has the groups 0-3 and 2-5).  The
+    # periodic and idle balancer, not placement, stacks the hogs: CPU 5,
+    # idle and outside the hogs' set, pulls for its group (4-5 at its 2-5
+    # level) and LBF_DST_PINNED sends the hog to CPU 4, the one CPU of that
+    # group the hog may use; update_sg_lb_stats() counts CPU 5 as idle, so
+    # at CPU 0's 0-5 level group 2-5 looks no busier than group 0-3 with an
+    # idle CPU 0, and the stack can last seconds.  Seed 001's upstream fix (82d6e01a0699, in 6.12.118 and
+    # 7.3.4) changed update_sg_wakeup_stats() only.  Unpatched 6.12 booted
+    # with the SLIT the series computes (identical domains, no series code)
+    # fails this check in 2 of 16 trials (patched: 27 of 100 samples
+    # stacked, unpatched: 40 of 160); the series' push, hold and
+    # newidle stop are off in this step (kernel-patches/README.md, "seed
+    # 001").  Reported, not counted; it passes when the balancer leaves the
+    # hogs spread.
+    "seed001-hogs-spread-base": "periodic balancer stacks hogs on CPU 4 (LBF_DST_PINNED from CPU 5); not placement",
+    "seed001-hogs-spread-patched": "periodic balancer stacks hogs on CPU 4 (LBF_DST_PINNED from CPU 5); not placement; "
+                                   "unpatched 6.12 with the same domains does it too",
 }
 
 
@@ -114,8 +138,13 @@ def layout(text):
 
 
 def numa_levels(text, cpu="cpu0"):
-    return sum(1 for s in tt(text, "SCHEDSTAT")
-               if s.startswith(cpu + " ") and s.split()[2] == "NUMA")
+    """NUMA levels of @cpu: from /proc/schedstat where its domain lines carry
+    the name (version 17 on), else from debugfs (version 16: 6.12)."""
+    if tt(text, "SCHEDSTAT_VERSION") not in (["15"], ["16"]):
+        return sum(1 for s in tt(text, "SCHEDSTAT")
+                   if s.startswith(cpu + " ") and s.split()[2] == "NUMA")
+    return sum(1 for s in tt(text, "DOMAIN")
+               if s.startswith(cpu + " ") and " name=NUMA " in s)
 
 
 def klog(text):
@@ -465,7 +494,7 @@ def main():
                 bad.append("top-level group crosses packages")
         check("hygon3-patched-no-cross-socket-groups", doms and not bad, "; ".join(bad) or "no sched_verbose block")
 
-    for topo in ("gnr3", "hygon1"):
+    for topo in ("gnr3", "hygon1") if BASE["gnr_fixed_in_base"] else ("hygon1",):
         b, p = logs[topo, "base"], logs[topo, "patched"]
         if b and p:
             check("%s-identical-domains" % topo, same_layout(b, p),
@@ -473,9 +502,25 @@ def main():
             errs = domain_errors(b) + domain_errors(p)
             check("%s-no-domain-errors" % topo, not errs, "; ".join(errs))
     b, p = logs["gnr3", "base"], logs["gnr3", "patched"]
-    if b and p:
+    if b and p and BASE["gnr_fixed_in_base"]:
         check("gnr3-snc-message-unchanged", "Fixing up SNC SLIT table." in klog(b) and
               "Fixing up SNC SLIT table." in klog(p) and "Averaging remote-package" not in klog(p))
+    elif b and p:
+        # 6.12: the base kernel predates 4d6dd05d07d0; the series backports
+        # it, so GNR changes like Hygon does, without the Hygon message.
+        n = numa_levels(b)
+        check("gnr3-base-numa-levels-5", n == 5, "baseline builds %d NUMA levels" % n)
+        check("gnr3-base-groups-dont-span", "groups don't span domain->span" in klog(b),
+              "baseline did not log it")
+        n = numa_levels(p)
+        check("gnr3-patched-numa-levels-3", n == 3, "patched builds %d NUMA levels" % n)
+        errs = domain_errors(p)
+        check("gnr3-patched-no-domain-errors", not errs, "; ".join(errs))
+        check("gnr3-patched-no-hygon-message", "Averaging remote-package" not in klog(p))
+        h = logs["hygon3", "patched"]
+        if h:
+            check("gnr3-patched-same-domains-as-hygon3-patched", same_layout(h, p),
+                  "the same SLIT builds different domains on GNR and Hygon")
 
     # /proc/schedstat: the base kernel's format, byte for byte apart from the
     # values, and accepted by perf's parser (versions 15-17 only).
@@ -508,8 +553,10 @@ def main():
 
     b, p = logs["hygon3", "base"], logs["hygon3", "patched"]
     if b and p:
-        check("schedstat-version-base-17", tt(b, "SCHEDSTAT_VERSION") == ["17"])
-        check("schedstat-version-patched-17", tt(p, "SCHEDSTAT_VERSION") == ["17"],
+        v = BASE["schedstat"]
+        check("schedstat-version-base-" + v, tt(b, "SCHEDSTAT_VERSION") == [v],
+              tt(b, "SCHEDSTAT_VERSION"))
+        check("schedstat-version-patched-" + v, tt(p, "SCHEDSTAT_VERSION") == [v],
               tt(p, "SCHEDSTAT_VERSION"))
 
         # SMT_BUDDY_ASSIST
@@ -592,11 +639,23 @@ def main():
         check("buddy-pinned-pair-no-extra-softirqs", n_on == 2 and off_irq > 0 and on_irq <= limit,
               "SCHED softirqs on the CPU in 2 x 5 s: feature off %d, on %d (limit %d); %s" % (
                   off_irq, on_irq, limit, [(f.get("state"), f.get("sched"), f.get("hogs_on")) for f in sq]))
-        bad = [(f.get("state"), f["delta"]) for f in sq if f.get("state") == "1" and
-               (f["delta"].get("failed", 99) > 2 or f["delta"].get("pushed", 99) > 2)]
+        # CPU 2's own counters: the totals over all CPUs also count the
+        # pushes other CPUs make meanwhile, which the feature is there for
+        # (13 in one 5 s window of a 7.3 run on 2026-12-03, none of them
+        # CPU 2's).
+        def cpu_delta(f):
+            try:
+                b = [int(x) for x in f["cpu_pushed_failed_before"].split(",")]
+                a = [int(x) for x in f["after"].split(",")]
+                return {"pushed": a[0] - b[0], "failed": a[1] - b[1]}
+            except (KeyError, ValueError, IndexError):
+                return {"pushed": 99, "failed": 99}
+        bad = [(f.get("state"), cpu_delta(f)) for f in sq if f.get("state") == "1" and
+               (cpu_delta(f)["failed"] > 2 or cpu_delta(f)["pushed"] > 2)]
         check("buddy-pinned-pair-no-failed-pushes", n_on == 2 and not bad,
-              "per 5 s with the feature on: at most 2 failed and 2 pushed (stray kernel "
-              "threads) allowed; got %s" % (bad or [f["delta"] for f in sq]))
+              "per 5 s with the feature on, CPU 2's own counters: at most 2 failed and 2 pushed "
+              "(stray kernel threads) allowed; got %s (all CPUs: %s)" % (
+                  bad or [cpu_delta(f) for f in sq], [f["delta"] for f in sq]))
         check("buddy-pinned-pair-stays-pinned", sq and all(f.get("hogs_on") == "%s,%s" % (f["cpu"], f["cpu"])
                                                          for f in sq),
               [(f.get("hogs_on"), f.get("cpu")) for f in sq])
@@ -676,11 +735,21 @@ def main():
         if t:
             s = tt(t, "SEED001")
             trials = [kv(x) for x in s]
-            # Spread = the hogs ended on distinct CPUs. The balancer moves hogs
-            # now and then, so a single sample may catch two on one CPU for a
-            # moment; stacking that lasts through the last three once-a-second
-            # samples is the seed's bug (placement counting CPUs the tasks may
-            # not use leaves a stable stacked state).
+            # The step ran: every trial started its hogs (guest/init
+            # seed001_trial) and sampled them for the whole wait.
+            def complete(f):
+                hogs = int(f.get("hogs", "-1"))
+                return (hogs > 0 and len(f.get("placed", "").split(",")) == hogs and
+                        f.get("placed_on_free", "").isdigit() and
+                        len([x for x in f.get("trace", "").split(",") if x]) >= 3)
+            check("seed001-trials-complete-%s" % kind, len(trials) >= 3 and all(complete(f) for f in trials),
+                  "%d SEED001 lines: %s" % (len(trials), s))
+            # Spread = the hogs ended on distinct CPUs: on distinct CPUs in
+            # at least one of the last three once-a-second samples.  Not
+            # counted when it trips (KNOWN_KERNEL_ISSUES): on this topology
+            # the periodic balancer moves and stacks hogs in base kernels
+            # too.  placed_on_free: hogs placed (read at exec) on a CPU no
+            # earlier hog was on.
             def ended_spread(f):
                 hogs = int(f.get("hogs", -1))
                 trace = [int(x) for x in f.get("trace", "").split(",") if x]
@@ -689,10 +758,11 @@ def main():
                 return int(f.get("distinct", 0)) == hogs
             spread = [f for f in trials if ended_spread(f)]
             check("seed001-hogs-spread-%s" % kind, trials and len(spread) == len(trials),
-                  "%d of %d trials spread; stacked (placed -> last sample; distinct CPUs "
-                  "once a second): %s" % (
+                  "%d of %d trials spread; stacked (placed -> last sample; placed on a free CPU; "
+                  "distinct CPUs once a second): %s" % (
                       len(spread), len(trials),
-                      " ".join("%s->%s [%s]" % (f.get("placed"), f["cpus"], f.get("trace", ""))
+                      " ".join("%s->%s %s/%s [%s]" % (f.get("placed"), f["cpus"], f.get("placed_on_free"),
+                                                     f.get("hogs"), f.get("trace", ""))
                                for f in trials if f not in spread)))
 
     for kind in ("base", "patched"):

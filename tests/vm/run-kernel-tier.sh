@@ -1,19 +1,39 @@
 #!/bin/bash
-# topotune kernel tier: fetch linux-source-7.3 (if not cached), apply the
-# series, checkpatch every patch, compile every patch on its own, build the
-# baseline and patched bzImages (cached by the code of the series, see
-# series_hash in kernel-patches/scripts/lib.sh), boot both under qemu TCG on
-# three topologies and check the results.  "git am" and checkpatch read the
-# full patch files and run on every run, also when everything is cached.
+# topotune kernel tier: fetch the base's Debian kernel source (if not
+# cached), apply the series, checkpatch every patch, compile every patch on
+# its own, build the baseline and patched bzImages (cached by the code of the
+# series, see series_hash in kernel-patches/scripts/lib.sh), boot both under
+# qemu TCG on three topologies and check the results.  "git am" and
+# checkpatch read the full patch files and run on every run, also when
+# everything is cached.
 #
-#   run-kernel-tier.sh [--quick] [--no-deps] [--save-expected] [--race]
+#   run-kernel-tier.sh [--series S] [--quick] [--no-deps] [--save-expected]
+#                      [--race] [--if-changed] [--record]
+#     --series S       the base: kernel-patches/S (7.3, the default, or 6.12;
+#                      also TOPOTUNE_KSERIES)
 #     --quick          skip the per-patch compile check
 #     --no-deps        do not apt-get install missing host packages
-#     --save-expected  rewrite tests/vm/expected/ from this run
+#     --save-expected  rewrite tests/vm/expected/ (7.3) or
+#                      tests/vm/expected/S/ from this run
 #     --race           also boot the patched kernel once with parallel TCG
 #                      vCPUs (thread=multi) for the guest's "race" step and
 #                      print its counts as INFO lines (not counted: whether
 #                      the race is hit is chance, see tests/vm/README.md)
+#     --if-changed     run only if the tier's inputs for this base differ
+#                      from the last recorded full pass (see below)
+#     --record         after a full run (not --quick) with no failure, write
+#                      that record
+#
+# The record: a full run with --record that ends with no failure writes
+# tests/vm/expected/S/last-pass (7.3: tests/vm/expected/last-pass): the
+# content hash of the tier's inputs - the Debian version fetch.sh would take
+# now, kernel-patches/S/, kernel-patches/scripts/, the qemu config fragment,
+# this script, check.py, guest/, mkinitramfs.sh, the private bus config and
+# the expected layouts - and the result. Commit it with the change that was
+# tested. With --if-changed a run whose inputs hash to the recorded value
+# prints "SKIP" and "0 passed, 0 failed" instead of building and booting;
+# the agent binaries are not among the inputs (the planner is checked
+# against the expected layouts by the meson test guest-layouts, every run).
 #
 # Environment: TOPOTUNE_KCACHE (cache, default /var/cache/topotune/kernel),
 # TOPOTUNE_KVERSION (pin a fetched Debian version), TOPOTUNE_JOBS,
@@ -26,16 +46,23 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 kp="$here/../../kernel-patches"
-quick=0 deps=1 save=0 race=0
-for a in "$@"; do
-	case "$a" in
+quick=0 deps=1 save=0 race=0 ifchanged=0 recordpass=0
+series=${TOPOTUNE_KSERIES:-7.3}
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--series) series=${2:?}; shift ;;
 	--quick) quick=1 ;;
 	--no-deps) deps=0 ;;
 	--save-expected) save=1 ;;
 	--race) race=1 ;;
-	*) echo "usage: $0 [--quick] [--no-deps] [--save-expected] [--race]" >&2; exit 2 ;;
+	--if-changed) ifchanged=1 ;;
+	--record) recordpass=1 ;;
+	*) echo "usage: $0 [--series S] [--quick] [--no-deps] [--save-expected] [--race] [--if-changed] [--record]" >&2; exit 2 ;;
 	esac
+	shift
 done
+[ -f "$kp/$series/series" ] || { echo "no kernel-patches/$series/series" >&2; exit 2; }
+export TOPOTUNE_KSERIES=$series
 
 export TOPOTUNE_KCACHE=${TOPOTUNE_KCACHE:-/var/cache/topotune/kernel}
 export TOPOTUNE_JOBS=${TOPOTUNE_JOBS:-$(nproc)}
@@ -49,6 +76,13 @@ note() { echo "# $*" >&2; }
 finish() {
 	note "elapsed $(( $(date +%s) - start ))s"
 	echo "$passed passed, $failed failed"
+	if [ "$recordpass" = 1 ] && [ "$failed" = 0 ] && [ "$quick" = 0 ] && [ "$save" = 0 ] &&
+	   [ -n "${ver:-}" ]; then
+		printf 'inputs %s\nversion %s\nresult %s passed, 0 failed\ndate %s\nelapsed %ss\n' \
+			"$(inputs_hash "$ver")" "$ver" "$passed" "$(date -u +%Y-%m-%d)" \
+			"$(( $(date +%s) - start ))" >"$record"
+		note "recorded the pass in $record (commit it)"
+	fi
 	[ "$failed" = 0 ]
 	exit
 }
@@ -62,6 +96,32 @@ run_logged() {	# name logfile cmd...: run, keep output in logfile
 	tail -n 20 "$logf" | sed 's/^/#   /' >&2
 	return 1
 }
+
+# --- inputs unchanged since the recorded pass? -------------------------------
+repo=$(cd "$here/../.." && pwd)
+expected="$here/expected"
+[ "$series" = 7.3 ] || expected="$here/expected/$series"
+record="$expected/last-pass"
+inputs_hash() {	# VERSION: the content hash of what this tier run depends on
+	{
+		echo "version $1"
+		cd "$repo" && find "kernel-patches/$series" kernel-patches/scripts \
+			kernel-patches/config/topotune-qemu.config tests/vm/run-kernel-tier.sh \
+			tests/vm/check.py tests/vm/guest tests/vm/mkinitramfs.sh tests/private-bus.conf \
+			-type f | sort | xargs sha256sum
+		find "$expected" -maxdepth 1 -name '*.txt' -type f | sort | xargs -r cat
+	} | sha256sum | cut -c1-16
+}
+if [ "$ifchanged" = 1 ]; then
+	cand=$(TOPOTUNE_KSERIES=$series "$kp/scripts/fetch.sh" --candidate 2>/dev/null) || cand=""
+	if [ -n "$cand" ] && [ -f "$record" ] &&
+	   [ "$(sed -n 's/^inputs //p' "$record")" = "$(inputs_hash "$cand")" ]; then
+		echo "SKIP kernel-tier-$series: inputs unchanged since the recorded pass ($(sed -n 's/^result //p' "$record"), $(sed -n 's/^date //p' "$record"); $cand; $record)"
+		echo "0 passed, 0 failed"
+		exit 0
+	fi
+	note "inputs changed since the recorded pass (or no record, or no candidate version): running"
+fi
 
 # --- host dependencies ----------------------------------------------------
 if [ "$deps" = 1 ]; then
@@ -83,24 +143,28 @@ if [ "$deps" = 1 ]; then
 fi
 
 logs="$TOPOTUNE_KCACHE/logs"
+[ "$series" = 7.3 ] || logs="$TOPOTUNE_KCACHE/logs/$series"
 mkdir -p "$logs"
+# Where fetch.sh records this base's version (kernel-patches/scripts/lib.sh).
+vfile="$TOPOTUNE_KCACHE/current-version"
+[ "$series" = 7.3 ] || vfile="$TOPOTUNE_KCACHE/current-version-$series"
 
 # --- fetch ------------------------------------------------------------------
-if [ -z "${TOPOTUNE_KVERSION:-}" ] && [ -f "$TOPOTUNE_KCACHE/current-version" ] &&
-   [ -f "$TOPOTUNE_KCACHE/src-$(cat "$TOPOTUNE_KCACHE/current-version")/.unpacked" ]; then
-	pass "fetch (cached $(cat "$TOPOTUNE_KCACHE/current-version"))"
+if [ -z "${TOPOTUNE_KVERSION:-}" ] && [ -f "$vfile" ] &&
+   [ -f "$TOPOTUNE_KCACHE/src-$(cat "$vfile")/.unpacked" ]; then
+	pass "fetch (cached $(cat "$vfile"))"
 elif run_logged fetch "$logs/fetch.log" "$kp/scripts/fetch.sh"; then
-	pass "fetch ($(cat "$TOPOTUNE_KCACHE/current-version"))"
+	pass "fetch ($(cat "$vfile"))"
 else
 	fail fetch "see $logs/fetch.log"; finish
 fi
-ver=$(cat "$TOPOTUNE_KCACHE/current-version")
+ver=$(cat "$vfile")
 export TOPOTUNE_KVERSION=$ver
 
 # --- apply ------------------------------------------------------------------
 if run_logged apply "$logs/apply.log" "$kp/scripts/apply.sh"; then
 	tree=$(cat "$logs/apply.log.out")
-	pass "apply-series-git-am ($(wc -l <"$kp/7.3/series") patches on $ver)"
+	pass "apply-series-git-am ($(wc -l <"$kp/$series/series") patches on $ver)"
 else
 	fail apply-series-git-am "see $logs/apply.log"; finish
 fi
@@ -108,19 +172,28 @@ basetree=$("$kp/scripts/apply.sh" --base 2>/dev/null)
 
 # --- checkpatch -------------------------------------------------------------
 # Always, --quick included: it reads the changelogs, which the build cache
-# key leaves out, and takes seconds. UNKNOWN_COMMIT_ID is left out: the
-# Debian source is one commit without upstream history, so every upstream id
-# a changelog cites ("commit 528d89a4707e (...)") is unknown to it; the ids
-# are copied from the tip-bot2 and stable mails (kernel-patches/README.md).
+# key leaves out, and takes seconds.  The Debian tree has no upstream
+# history, so checkpatch cannot look up the commit ids that changelogs cite
+# (UNKNOWN_COMMIT_ID; they are copied from the tip-bot2 and stable mails,
+# kernel-patches/README.md); everything else counts. A stable-style backport
+# ("commit <sha> upstream." first line) is upstream's code unchanged: its
+# findings are upstream's and are printed, only errors fail it.
 while read -r p; do
 	case "$p" in ''|'#'*) continue ;; esac
-	out=$(cd "$tree" && ./scripts/checkpatch.pl --strict -q --ignore UNKNOWN_COMMIT_ID "$kp/7.3/$p" 2>&1)
-	if [ -z "$out" ]; then
+	out=$(cd "$tree" && ./scripts/checkpatch.pl --strict -q --ignore UNKNOWN_COMMIT_ID "$kp/$series/$p" 2>&1)
+	if grep -qE '^commit [0-9a-f]{40} upstream\.$' "$kp/$series/$p"; then
+		echo "$out" | grep -E '^(WARNING|CHECK)' | sed "s/^/# ${p%%-*} (upstream code): /" >&2
+		if echo "$out" | grep -q '^ERROR'; then
+			fail "checkpatch-${p%%-*}-backport-no-errors" "$(echo "$out" | grep '^ERROR' | head -3 | tr '\n' ' ')"
+		else
+			pass "checkpatch-${p%%-*}-backport-no-errors"
+		fi
+	elif [ -z "$out" ]; then
 		pass "checkpatch-${p%%-*}"
 	else
 		fail "checkpatch-${p%%-*}" "$(echo "$out" | grep -E '^(WARNING|ERROR|CHECK)' | head -3 | tr '\n' ' ')"
 	fi
-done <"$kp/7.3/series"
+done <"$kp/$series/series"
 
 # --- seed 001 is in the base source -----------------------------------------
 if awk '/^static inline void update_sg_wakeup_stats/,/^}/' "$basetree/kernel/sched/fair.c" |
@@ -152,7 +225,6 @@ fi
 # --- initramfs --------------------------------------------------------------
 # The agent (topotuned, topotunectl) from the meson build dir, run in the
 # guest by the "agent" test; without a build the test is skipped.
-repo=$(cd "$here/../.." && pwd)
 bdir=${TOPOTUNE_BUILDDIR:-}
 if [ -z "$bdir" ]; then
 	bdir=$repo/build
@@ -232,6 +304,7 @@ boot_once() {	# kernel cpu nodes-per-socket tests log [tcg-thread]
 }
 
 run="$logs/run-$(date +%Y%m%d-%H%M%S)"
+[ "$series" = 7.3 ] || run="$logs/run-$series-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$run"
 for kind in base patched; do
 	k=$kbase; [ "$kind" = patched ] && k=$kpatched
@@ -248,8 +321,8 @@ fi
 note "serial logs in $run"
 
 # --- assertions -------------------------------------------------------------
-args=("$run" "$here/expected")
-[ "$save" = 1 ] && { mkdir -p "$here/expected"; args+=(--save); }
+args=("$run" "$expected")
+[ "$save" = 1 ] && { mkdir -p "$expected"; args+=(--save); }
 while read -r line; do
 	case "$line" in
 	PASS\ *) pass "${line#PASS }" ;;
@@ -257,5 +330,5 @@ while read -r line; do
 	SKIP\ *) echo "$line" ;;	# cannot run here (says why), not counted
 	FAIL\ *) f=${line#FAIL }; fail "${f%%: *}" "$(echo "$f" | sed -n 's/^[^:]*: //p')" ;;
 	esac
-done < <(/usr/bin/python3 "$here/check.py" "${args[@]}")
+done < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" "${args[@]}")
 finish
