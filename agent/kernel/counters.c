@@ -52,134 +52,154 @@ static DomainCounters *domain_get(KernelCounters *c, unsigned index, const char 
 	return d;
 }
 
-int kernel_counters_parse_schedstat(KernelCounters *c, const char *text)
+/*
+ * Call @f with the whitespace-separated words of each non-empty line of
+ * @text (NULL-terminated). @f returns < 0 to fail, 0 to go on, > 0 to stop.
+ */
+static int for_each_line_words(const char *text, int (*f)(char **w, void *userdata), void *userdata)
 {
 	_cleanup_strv_free_ char **lines = NULL;
-	bool in_cpu = false;
 	int r;
-
-	assert(c && text);
 
 	r = strv_split(text, "\n", &lines);
 	if (r < 0)
 		return r;
 	STRV_FOREACH(line, lines) {
 		_cleanup_strv_free_ char **w = NULL;
-		uint64_t v[SCHEDSTAT_DOMAIN_FIELDS];
-		DomainCounters *d;
-		const char *p;
-		unsigned n;
-		size_t k;
 
 		r = strv_split(*line, WHITESPACE, &w);
 		if (r < 0)
 			return r;
 		if (!w[0])
 			continue;
-		if (streq(w[0], "version")) {
-			if (!w[1] || safe_atoi(w[1], &c->schedstat_version) < 0 || c->schedstat_version <= 0)
-				return -EBADMSG;
-			continue;
-		}
-		if (startswith(w[0], "cpu")) {
-			in_cpu = true;
-			continue;
-		}
-		/* Other versions name and order the fields differently: not guessed at. */
-		if (c->schedstat_version != 17 || !(p = startswith(w[0], "domain")))
-			continue;
-		if (!in_cpu || safe_atou_base(p, 10, &n) < 0 || !w[1] || !w[2])
-			return -EBADMSG;
-		for (k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
-			if (!w[3 + k] || parse_u64(w[3 + k], &v[k]) < 0)
-				return -EBADMSG;
-		if (strlen(w[1]) >= sizeof(d->name))
-			return -EBADMSG;
-		d = domain_get(c, n, w[1]);
-		if (!d)
-			return -ENOMEM;
-		d->cpus++;
-		for (k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
-			d->v[k] += v[k];
+		r = f(w, userdata);
+		if (r != 0)
+			return r < 0 ? r : 0;
 	}
+	return 0;
+}
+
+typedef struct SchedstatParse {
+	KernelCounters *c;
+	bool in_cpu;
+} SchedstatParse;
+
+static int schedstat_line(char **w, void *userdata)
+{
+	SchedstatParse *sp = userdata;
+	KernelCounters *c = sp->c;
+	uint64_t v[SCHEDSTAT_DOMAIN_FIELDS];
+	DomainCounters *d;
+	const char *p;
+	unsigned n;
+	size_t k;
+
+	if (streq(w[0], "version")) {
+		if (!w[1] || safe_atoi(w[1], &c->schedstat_version) < 0 || c->schedstat_version <= 0)
+			return -EBADMSG;
+		return 0;
+	}
+	if (startswith(w[0], "cpu")) {
+		sp->in_cpu = true;
+		return 0;
+	}
+	/* Other versions name and order the fields differently: not guessed at. */
+	if (c->schedstat_version != 17 || !(p = startswith(w[0], "domain")))
+		return 0;
+	if (!sp->in_cpu || safe_atou_base(p, 10, &n) < 0 || !w[1] || !w[2])
+		return -EBADMSG;
+	for (k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
+		if (!w[3 + k] || parse_u64(w[3 + k], &v[k]) < 0)
+			return -EBADMSG;
+	if (strlen(w[1]) >= sizeof(d->name))
+		return -EBADMSG;
+	d = domain_get(c, n, w[1]);
+	if (!d)
+		return -ENOMEM;
+	d->cpus++;
+	for (k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
+		d->v[k] += v[k];
+	return 0;
+}
+
+int kernel_counters_parse_schedstat(KernelCounters *c, const char *text)
+{
+	SchedstatParse sp = { .c = c };
+	int r;
+
+	assert(c && text);
+
+	r = for_each_line_words(text, schedstat_line, &sp);
+	if (r < 0)
+		return r;
 	if (c->schedstat_version == 0)
 		return -EBADMSG;
 	return 0;
 }
 
+static int smt_buddy_line(char **w, void *userdata)
+{
+	KernelCounters *c = userdata;
+	uint64_t v[SMT_BUDDY_STAT_FIELDS];
+	unsigned n;
+
+	if (streq(w[0], "version")) {
+		if (!w[1] || safe_atoi(w[1], &c->smt_buddy_version) < 0 || c->smt_buddy_version <= 0)
+			return -EBADMSG;
+		return 0;
+	}
+	if (c->smt_buddy_version != 1 || !startswith(w[0], "cpu"))
+		return 0;
+	if (safe_atou_base(w[0] + 3, 10, &n) < 0)
+		return -EBADMSG;
+	for (size_t k = 0; k < SMT_BUDDY_STAT_FIELDS; k++)
+		if (!w[1 + k] || parse_u64(w[1 + k], &v[k]) < 0)
+			return -EBADMSG;
+	c->smt_buddy_cpus++;
+	for (size_t k = 0; k < SMT_BUDDY_STAT_FIELDS; k++)
+		c->smt_buddy[k] += v[k];
+	return 0;
+}
+
 int kernel_counters_parse_smt_buddy(KernelCounters *c, const char *text)
 {
-	_cleanup_strv_free_ char **lines = NULL;
 	int r;
 
 	assert(c && text);
 
-	r = strv_split(text, "\n", &lines);
+	r = for_each_line_words(text, smt_buddy_line, c);
 	if (r < 0)
 		return r;
-	STRV_FOREACH(line, lines) {
-		_cleanup_strv_free_ char **w = NULL;
-		uint64_t v[SMT_BUDDY_STAT_FIELDS];
-		unsigned n;
-
-		r = strv_split(*line, WHITESPACE, &w);
-		if (r < 0)
-			return r;
-		if (!w[0])
-			continue;
-		if (streq(w[0], "version")) {
-			if (!w[1] || safe_atoi(w[1], &c->smt_buddy_version) < 0 || c->smt_buddy_version <= 0)
-				return -EBADMSG;
-			continue;
-		}
-		if (c->smt_buddy_version != 1 || !startswith(w[0], "cpu"))
-			continue;
-		if (safe_atou_base(w[0] + 3, 10, &n) < 0)
-			return -EBADMSG;
-		for (size_t k = 0; k < SMT_BUDDY_STAT_FIELDS; k++)
-			if (!w[1 + k] || parse_u64(w[1 + k], &v[k]) < 0)
-				return -EBADMSG;
-		c->smt_buddy_cpus++;
-		for (size_t k = 0; k < SMT_BUDDY_STAT_FIELDS; k++)
-			c->smt_buddy[k] += v[k];
-	}
 	if (c->smt_buddy_version == 0)
 		return -EBADMSG;
 	return 0;
 }
 
 /* /proc/softirqs: a header of CPU names, then "NAME: n n ..." per softirq; SCHED summed. */
+static int softirqs_line(char **w, void *userdata)
+{
+	KernelCounters *c = userdata;
+	uint64_t sum = 0, v;
+
+	if (!streq(w[0], "SCHED:"))
+		return 0;
+	if (!w[1])
+		return -EBADMSG;
+	for (size_t k = 1; w[k]; k++) {
+		if (parse_u64(w[k], &v) < 0 || v > UINT64_MAX - sum)
+			return -EBADMSG;
+		sum += v;
+	}
+	c->have_sched_softirqs = true;
+	c->sched_softirqs = sum;
+	return 1;
+}
+
 int kernel_counters_parse_softirqs(KernelCounters *c, const char *text)
 {
-	_cleanup_strv_free_ char **lines = NULL;
-	int r;
-
 	assert(c && text);
 
-	r = strv_split(text, "\n", &lines);
-	if (r < 0)
-		return r;
-	STRV_FOREACH(line, lines) {
-		_cleanup_strv_free_ char **w = NULL;
-		uint64_t sum = 0, v;
-
-		r = strv_split(*line, WHITESPACE, &w);
-		if (r < 0)
-			return r;
-		if (!w[0] || !streq(w[0], "SCHED:"))
-			continue;
-		if (!w[1])
-			return -EBADMSG;
-		for (size_t k = 1; w[k]; k++) {
-			if (parse_u64(w[k], &v) < 0 || v > UINT64_MAX - sum)
-				return -EBADMSG;
-			sum += v;
-		}
-		c->have_sched_softirqs = true;
-		c->sched_softirqs = sum;
-		return 0;
-	}
-	return 0;
+	return for_each_line_words(text, softirqs_line, c);
 }
 
 int kernel_counters_load(int root_fd, KernelCounters **ret)
