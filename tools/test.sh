@@ -76,7 +76,7 @@ run_script() {
 	echo "### $name"
 	"$@" >"$log" 2>&1
 	rc=$?
-	grep -E "^(PASS|FAIL|SKIP|XFAIL|XPASS):? " "$log"
+	grep -E "^(PASS|FAIL|SKIP|XFAIL|XPASS|INFO):? " "$log"
 	line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log" | tail -n 1)
 	if [ -n "$line" ]; then
 		p=${line%% passed*}

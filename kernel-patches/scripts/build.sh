@@ -8,7 +8,12 @@
 # signature line, so a changelog-only edit keeps every cached image and the
 # per-patch compile stamp.  Prints the path of the cached bzImage.
 #
-#   build.sh [--base] [--systemd] [--check-each]
+#   build.sh [--base] [--base-with PATCH] [--systemd] [--check-each]
+#     --base-with PATCH  the pristine tree plus one test-only patch that is
+#                   not part of the series (tests/vm: the kernel with seed
+#                   001's fix reverted), in its own worktree and build
+#                   directory, cached as base-<name>-<hash> (name: the
+#                   patch's file name without .patch, hash also over its text)
 #     --systemd     also merge config/systemd.config: a kernel that boots a
 #                   Debian root with systemd as PID 1 from a virtio disk,
 #                   without modules or initrd (tests/install/systemd-vm.sh);
@@ -19,6 +24,7 @@ set -euo pipefail
 
 kind=patched
 check_each=0
+with=""
 flavour=""
 fragments=("$KP_DIR/config/topotune-qemu.config")
 # What one base needs on top (symbols renamed between kernel versions).
@@ -26,6 +32,8 @@ fragments=("$KP_DIR/config/topotune-qemu.config")
 for a in "$@"; do
 	case "$a" in
 	--base) kind=base ;;
+	--base-with) with=1 ;;
+	*.patch) [ "$with" = 1 ] || die "unknown argument $a"; with=$a ;;
 	--systemd) flavour=-systemd; fragments+=("$KP_DIR/config/systemd.config") ;;
 	--check-each) check_each=1 ;;
 	*) die "unknown argument $a" ;;
@@ -35,7 +43,11 @@ done
 ver=$(kernel_version)
 chash=$(config_hash)
 [ ${#fragments[@]} = 1 ] || chash=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
-if [ "$kind" = base ]; then
+if [ -n "$with" ]; then
+	[ -f "$with" ] || die "--base-with needs a .patch file"
+	kind=base-$(basename "$with" .patch)
+	hash=$( { printf '%s\n%s\n' "$ver" "$chash"; cat "$with"; } | sha256sum | cut -c1-16)
+elif [ "$kind" = base ]; then
 	hash=$(printf '%s\n%s\n' "$ver" "$chash" | sha256sum | cut -c1-16)
 else
 	hash=$(printf '%s\n%s\n' "$(series_hash "$ver")" "$chash" | sha256sum | cut -c1-16)
@@ -95,7 +107,21 @@ if [ -f "$img/bzImage" ]; then
 	exit 0
 fi
 
-if [ "$kind" = base ]; then
+if [ -n "$with" ]; then
+	# a detached worktree at the pristine commit with the patch on top,
+	# re-made when the patch changes
+	repo="$KCACHE/git-$ver"
+	"$KP_DIR/scripts/apply.sh" --base >/dev/null
+	tree="$KCACHE/tree-$ver-$kind"
+	if [ ! -d "$tree" ]; then
+		git -C "$repo" worktree add -q --detach "$tree" base >&2
+	fi
+	if ! cmp -s "$with" "$tree/.topotune-with"; then
+		git -C "$tree" checkout -q -f base >&2
+		git -C "$tree" apply "$with" >&2 || die "$with does not apply to $ver"
+		cp "$with" "$tree/.topotune-with"
+	fi
+elif [ "$kind" = base ]; then
 	tree=$("$KP_DIR/scripts/apply.sh" --base)
 else
 	tree=$("$KP_DIR/scripts/apply.sh")

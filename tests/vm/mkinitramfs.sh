@@ -1,7 +1,7 @@
 #!/bin/bash
 # Build the test initramfs from host binaries: busybox-static (all applets
 # but taskset), util-linux taskset plus the shared libraries ldd reports,
-# guest/init, and guest/tt-sleeper.c compiled here (static).  With
+# guest/init, and guest/tt-sleeper.c and tt-execplace.c compiled here (static).  With
 # TOPOTUNE_AGENT_BUILDDIR set (run-kernel-tier.sh sets
 # it when the meson build dir holds the agent), also topotuned, topotunectl,
 # dbus-daemon and busctl with their libraries, a private bus config
@@ -38,6 +38,8 @@ copy_with_libs /usr/bin/taskset
 # the sleeping task of the delayed-dequeue check (guest/init t_delayed);
 # static, so it needs no libraries
 gcc -O2 -Wall -static -o "$root/usr/bin/tt-sleeper" "$here/guest/tt-sleeper.c"
+# where exec balancing places a task (guest/init t_seed001)
+gcc -O2 -Wall -static -o "$root/usr/bin/tt-execplace" "$here/guest/tt-execplace.c"
 
 if [ -n "${TOPOTUNE_AGENT_BUILDDIR:-}" ]; then
 	repo=$(cd "$here/../.." && pwd)
