@@ -1531,8 +1531,11 @@ for line in sys.stdin:
           f"rc={r.returncode} {errs} {rel} {r.stderr[-300:]}")
     # Killed mid-trial: the hold ends with its connection, the profile before comes back, the journal says so.
     mark = len(log_text(hlog))
+    # A duration no other process on the machine has: "sleep 30" matched a
+    # monitoring loop's sleep once and failed the check.
+    nap = "30.%d" % os.getpid()
     tr = subprocess.Popen([CTL, "--bus-address", ADDR, "trial", "--profile", "latency", "--profile", "hpc",
-                           "--rounds", "3", "--no-layout-check", "--", "sleep", "30"],
+                           "--rounds", "3", "--no-layout-check", "--", "sleep", nap],
                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     held = wait_for(lambda: int(prop("ProfileHold")[0]) != 0 and str(prop("ActiveProfile")) == "latency")
     r2 = subprocess.run([CTL, "--bus-address", ADDR, "trial", "--profile", "latency", "--profile", "hpc",
@@ -1540,13 +1543,13 @@ for line in sys.stdin:
     tr.kill()
     tr.wait()
     back = wait_for(lambda: int(prop("ProfileHold")[0]) == 0 and str(prop("ActiveProfile")) == "throughput")
-    sleepers = subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True, text=True).stdout.split()
+    sleepers = subprocess.run(["pgrep", "-xf", "sleep " + nap], capture_output=True, text=True).stdout.split()
     check("a second trial while one runs: refused (exit 2), naming the hold",
           r2.returncode == 2 and "another trial or hold is running" in r2.stderr, r2.stderr)
     check("trial killed (kill -9) mid-round: the hold ends, throughput back byte-exact, the log says the holder left, "
           "the workload died with it",
           held and back and not snap_diff(hold_orig, snapshot(main)) and "left the bus" in log_text(hlog)[mark:]
-          and wait_for(lambda: not subprocess.run(["pgrep", "-f", "^sleep 30$"], capture_output=True).stdout),
+          and wait_for(lambda: not subprocess.run(["pgrep", "-xf", "sleep " + nap], capture_output=True).stdout),
           f"held={held} back={back} sleepers={sleepers} {log_text(hlog)[mark:][-300:]}")
     r = subprocess.run([CTL, "--bus-address", ADDR, "trial", "--profile", "throughput", "--profile", "nosuch",
                         "--rounds", "2", "--warmup", "0", "--no-layout-check", "--", "true"],
