@@ -12,6 +12,9 @@ import subprocess
 import sys
 import tempfile
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+import sysroot_tree  # noqa: E402
+
 ctl, gen, conf = sys.argv[1:4]
 results = {"pass": 0, "fail": 0}
 
@@ -40,13 +43,7 @@ def run_bounded(*args, timeout=10):
 
 
 def make_tree(base, spec, *gen_args):
-    root = os.path.join(base, spec)
-    subprocess.run([sys.executable, gen, "-q", *gen_args, spec, root], check=True)
-    shutil.copytree(os.path.join(conf, "profiles"), os.path.join(root, "usr/lib/topotune/profiles"))
-    shutil.copytree(os.path.join(conf, "hardware.d"), os.path.join(root, "usr/lib/topotune/hardware.d"))
-    os.makedirs(os.path.join(root, "etc/topotune"), exist_ok=True)
-    shutil.copy(os.path.join(conf, "topotune.conf"), os.path.join(root, "etc/topotune/topotune.conf"))
-    return root
+    return sysroot_tree.make_tree(gen, conf, base, spec, *gen_args)
 
 
 def write(path, text):
