@@ -437,12 +437,19 @@ def seed001_placement(t):
     fix reverted: run-kernel-tier.sh --seed001-negative).  A trial that did
     not start on CPU 4 (an idle balancer pulled it before the exec) shows
     nothing and is left out; at least half must count.  (ok, why)."""
-    pl = [kv(x) for x in tt(t, "SEED001P")]
-    from4 = [f for f in pl if f.get("from") == "4" and f.get("hogs") == "0,4"]
+    pl, from4, counts = seed001_trials(t)
     wrong = [f for f in from4 if f.get("placed") != "1"]
-    return (len(pl) >= 6 and 2 * len(from4) >= len(pl) and not wrong,
+    return (counts and not wrong,
             "%d trials, %d from CPU 4 with the hogs on 0,4, placed: %s" % (
                 len(pl), len(from4), ",".join(f.get("placed", "?") for f in from4) or "-"))
+
+
+def seed001_trials(t):
+    """The SEED001P trials, those that started on CPU 4 with the hogs on 0
+    and 4, and whether enough of them did to count: (all, from4, counts)."""
+    pl = [kv(x) for x in tt(t, "SEED001P")]
+    from4 = [f for f in pl if f.get("from") == "4" and f.get("hogs") == "0,4"]
+    return pl, from4, len(pl) >= 6 and 2 * len(from4) >= len(pl)
 
 
 def seed001_negative(path):
@@ -455,10 +462,9 @@ def seed001_negative(path):
     ok, why = seed001_placement(t)
     print("INFO seed001-exec-placement-allowed-cpus-only on the reverted kernel: %s: %s" %
           ("PASS" if ok else "FAIL", why))
-    pl = [kv(x) for x in tt(t, "SEED001P")]
-    from4 = [f for f in pl if f.get("from") == "4" and f.get("hogs") == "0,4"]
+    _, from4, counts = seed001_trials(t)
     stacked = [f for f in from4 if f.get("placed") == "4"]
-    if not ok and len(pl) >= 6 and 2 * len(from4) >= len(pl) and stacked:
+    if not ok and counts and stacked:
         print("PASS seed001-placement-check-fails-without-fix")
     else:
         print("FAIL seed001-placement-check-fails-without-fix: %s" % why)
