@@ -46,10 +46,16 @@ static int check_confidence(double c)
 	return isfinite(c) && c > 0 && c < 1 ? 0 : -EINVAL;
 }
 
+/* A sorted copy of the sample @x, after check_sample(). */
 static int sorted_copy(const double *x, size_t n, double **ret)
 {
-	double *s = malloc(n * sizeof(double));
+	double *s;
+	int r;
 
+	r = check_sample(x, n);
+	if (r < 0)
+		return r;
+	s = malloc(n * sizeof(double));
 	if (!s)
 		return -ENOMEM;
 	memcpy(s, x, n * sizeof(double));
@@ -81,9 +87,6 @@ int stats_median(const double *x, size_t n, double *ret)
 
 	assert(ret);
 
-	r = check_sample(x, n);
-	if (r < 0)
-		return r;
 	r = sorted_copy(x, n, &s);
 	if (r < 0)
 		return r;
@@ -99,9 +102,6 @@ int stats_summarize(const double *x, size_t n, StatsSummary *ret)
 
 	assert(ret);
 
-	r = check_sample(x, n);
-	if (r < 0)
-		return r;
 	r = sorted_copy(x, n, &s);
 	if (r < 0)
 		return r;

@@ -35,6 +35,9 @@ static void test_bad_input(void)
 	check_int(stats_median(nan_, 3, &m), -EINVAL);
 	check_int(stats_median(inf_, 2, &m), -EINVAL);
 	check_int(stats_summarize(nan_, 3, &s), -EINVAL);
+	check_int(stats_summarize(one, 0, &s), -ENODATA);
+	check_int(stats_summarize(NULL, 1, &s), -EINVAL);
+	check_int(stats_summarize(many, ELEMENTSOF(many), &s), -E2BIG);
 	check_int(stats_median(many, ELEMENTSOF(many), &m), -E2BIG);
 	check_int(stats_median(many, ELEMENTSOF(many) - 1, &m), 0);
 	check_int(stats_hl_shift(one, 1, one, 0, 0.95, &iv), -ENODATA);
