@@ -495,27 +495,17 @@ out:
 }
 
 /*
- * SMT_BUDDY_ASSIST (topotune series) stops newidle balancing at the first
- * domain that does not share the LLC, unless a relax_domain_level was
- * requested (sched_balance_newidle(): smt_buddy_newidle_stop()).
+ * Newidle balancing runs where SD_BALANCE_NEWIDLE survived
+ * relax_domain_level. (The series' v4 also stopped it above the LLC while
+ * SMT_BUDDY_ASSIST was on; v5 dropped that for relax_domain_level.)
  */
-static void apply_newidle_restriction(Ctx *c)
+static void mark_newidle(Ctx *c)
 {
-	bool restrict_ = c->in->smt_buddy_assist && c->in->relax_level < 0;
-
-	c->l->newidle_limit = -1;
 	for (unsigned cpu = 0; cpu < c->l->n_slots; cpu++) {
 		CpuDomains *d = &c->l->cpus[cpu];
-		bool stopped = false;
 
-		for (size_t i = 0; i < d->n; i++) {
-			SchedDomain *sd = &d->sd[i];
-
-			stopped |= restrict_ && !(sd->flags & SD_SHARE_LLC);
-			sd->newidle = (sd->flags & SD_BALANCE_NEWIDLE) && !stopped;
-			if (stopped && (c->l->newidle_limit < 0 || sd->level < c->l->newidle_limit))
-				c->l->newidle_limit = sd->level;
-		}
+		for (size_t i = 0; i < d->n; i++)
+			d->sd[i].newidle = d->sd[i].flags & SD_BALANCE_NEWIDLE;
 	}
 }
 
@@ -592,7 +582,7 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 		if (r < 0)
 			goto out;
 	}
-	apply_newidle_restriction(&c);
+	mark_newidle(&c);
 	*ret = TAKE_PTR(l);
 	r = 0;
 out:

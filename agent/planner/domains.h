@@ -58,8 +58,7 @@ typedef struct SchedDomain {
 	unsigned flags;
 	unsigned distance;  /* NUMA/NODE levels: the distance the mask stands for */
 	CpuSet span;
-	/* SMT_BUDDY_ASSIST stops newidle balancing above the LLC. */
-	bool newidle;       /* effective: flag set and not restricted */
+	bool newidle;       /* SD_BALANCE_NEWIDLE after relax_domain_level */
 } SchedDomain;
 
 typedef struct CpuDomains {
@@ -73,7 +72,6 @@ typedef struct DomainInput {
 	const KernelCaps *caps;
 	const CpuSet *cpu_map;    /* CPUs that get domains (online minus isolated) */
 	int relax_level;          /* -1: none requested */
-	bool smt_buddy_assist;    /* newidle restriction when no relax level */
 } DomainInput;
 
 typedef struct DomainLayout {
@@ -93,7 +91,6 @@ typedef struct DomainLayout {
 	 * asymmetric-capacity flags cannot be predicted (DOMAINS_CAPACITIES_UNKNOWN_TEXT).
 	 */
 	bool capacities_unknown;
-	int newidle_limit;        /* levels >= this skip newidle via SMT_BUDDY_ASSIST, -1 none */
 	char **warnings;          /* what the kernel would print (ERROR: ...) */
 } DomainLayout;
 

@@ -101,7 +101,7 @@ static void predict(const Topology *t, uint8_t opt)
 
 	DomainInput in = {
 		.topology = t, .identity = id, .caps = &caps, .cpu_map = &t->online,
-		.relax_level = relax, .smt_buddy_assist = opt & 2,
+		.relax_level = relax,
 	};
 	if (domains_predict(&in, &l) >= 0) {
 		CPUSET_FOREACH(cpu, &t->online) {

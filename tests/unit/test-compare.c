@@ -20,7 +20,7 @@ static DomainLayout *predict(int relax)
 
 	check(topo_build(&tiny, &t) == 0);
 	kernel_caps_patched(&k);
-	in = (DomainInput) { t, &intel, &k, &t->online, relax, false };
+	in = (DomainInput) { t, &intel, &k, &t->online, relax };
 	check(domains_predict(&in, &l) == 0);
 	kernel_caps_done(&k);
 	return l;

@@ -84,8 +84,13 @@ static const Case cases[] = {
 		"  5 NUMA  384 cpus  0-383                        newidle=no distance=24\n"
 		"levels: 0:SMT(2 cpus) 2:MC(16 cpus) 3:PKG(192 cpus) 5:NUMA(384 cpus)\n"
 		"sched distances: 10 24\n" },
-	{ "hygon-nps3-smt-newidle", &hygon_nps3, &hygon_7447v, K_PATCHED, SMT_BUDDY_ON, RELAX_KEEP, 0, ISOLATION_NONE, NULL, 0, 
-		"Profile: hygon-nps3-smt-newidle\n"
+	/*
+	 * SMT_BUDDY_ASSIST on and no relax level: newidle balancing reaches
+	 * every level (the series' v4 stopped it above the LLC; v5 leaves the
+	 * scope to relax_domain_level).
+	 */
+	{ "hygon-nps3-smt-newidle-unrestricted", &hygon_nps3, &hygon_7447v, K_PATCHED, SMT_BUDDY_ON, RELAX_KEEP, 0, ISOLATION_NONE, NULL, 0, 
+		"Profile: hygon-nps3-smt-newidle-unrestricted\n"
 		"Steps:\n"
 		"  smt_buddy_assist   set            off -> on via sysctl kernel.sched_smt_buddy_assist\n"
 		"      why: wanted on\n"
@@ -105,10 +110,10 @@ static const Case cases[] = {
 		"cpu0:\n"
 		"  0 SMT     2 cpus  0,192                        newidle=yes\n"
 		"  2 MC     16 cpus  0-7,192-199                  newidle=yes\n"
-		"  3 NODE   64 cpus  0-31,192-223                 newidle=no distance=10\n"
-		"  4 NUMA  128 cpus  0-63,192-255                 newidle=no distance=15\n"
-		"  5 NUMA  192 cpus  0-95,192-287                 newidle=no distance=17\n"
-		"  6 NUMA  384 cpus  0-383                        newidle=no distance=24\n"
+		"  3 NODE   64 cpus  0-31,192-223                 newidle=yes distance=10\n"
+		"  4 NUMA  128 cpus  0-63,192-255                 newidle=yes distance=15\n"
+		"  5 NUMA  192 cpus  0-95,192-287                 newidle=yes distance=17\n"
+		"  6 NUMA  384 cpus  0-383                        newidle=yes distance=24\n"
 		"levels: 0:SMT(2 cpus) 2:MC(16 cpus) 3:NODE(64 cpus) 4:NUMA(128-192 cpus) 5:NUMA(192 cpus) 6:NUMA(384 cpus)\n"
 		"sched distances: 10 15 17 24 (off-package distances averaged)\n" },
 	{ "turin-nps10-patched", &turin_nps10, &amd_turin, K_PATCHED, SMT_BUDDY_ON, RELAX_LEVEL, 3, ISOLATION_NONE, NULL, 0, 

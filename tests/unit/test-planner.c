@@ -164,7 +164,7 @@ static void test_invariants(void)
 
 		check(topo_build(specs[i], &t) == 0);
 		kernel_caps_patched(&k);
-		di = (DomainInput) { t, &hygon_7447v, &k, &t->online, 2, false };
+		di = (DomainInput) { t, &hygon_7447v, &k, &t->online, 2 };
 		check(domains_predict(&di, &l) == 0);
 		CPUSET_FOREACH(cpu, &t->online) {
 			const CpuDomains *d = &l->cpus[cpu];
