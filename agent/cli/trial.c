@@ -117,7 +117,7 @@ static int counter_deltas(char ***keys, const KernelCounters *a, const KernelCou
 		if (r < 0)
 			return r;
 	}
-	for (size_t f = 0; b->smt_buddy_version == 1 && f < SMT_BUDDY_STAT_FIELDS; f++) {
+	for (size_t f = 0; b->smt_buddy_version == SMT_BUDDY_STAT_VERSION && f < SMT_BUDDY_STAT_FIELDS; f++) {
 		_cleanup_free_ char *k = strprintf("smt_buddy %s", kernel_counters_smt_buddy_field(f));
 
 		if (!k)
@@ -148,7 +148,8 @@ static int counter_deltas(char ***keys, const KernelCounters *a, const KernelCou
 		if (streq(k, "softirq SCHED") && a->have_sched_softirqs && b->have_sched_softirqs)
 			d[i] = (double)(b->sched_softirqs - a->sched_softirqs);
 		for (size_t f = 0; f < SMT_BUDDY_STAT_FIELDS; f++)
-			if (a->smt_buddy_version == 1 && b->smt_buddy_version == 1 && startswith(k, "smt_buddy ") &&
+			if (a->smt_buddy_version == SMT_BUDDY_STAT_VERSION &&
+			    b->smt_buddy_version == SMT_BUDDY_STAT_VERSION && startswith(k, "smt_buddy ") &&
 			    streq(k + strlen("smt_buddy "), kernel_counters_smt_buddy_field(f)))
 				d[i] = (double)(b->smt_buddy[f] - a->smt_buddy[f]);
 	}

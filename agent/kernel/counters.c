@@ -148,7 +148,7 @@ static int smt_buddy_line(char **w, void *userdata)
 			return -EBADMSG;
 		return 0;
 	}
-	if (c->smt_buddy_version != 1 || !startswith(w[0], "cpu"))
+	if (c->smt_buddy_version != SMT_BUDDY_STAT_VERSION || !startswith(w[0], "cpu"))
 		return 0;
 	if (safe_atou_base(w[0] + 3, 10, &n) < 0)
 		return -EBADMSG;
@@ -282,7 +282,6 @@ static const struct {
 	{ "pushed", "Tasks SMT_BUDDY_ASSIST pushed to an idle SMT sibling, summed over CPUs" },
 	{ "push_failed", "SMT_BUDDY_ASSIST pushes that failed, summed over CPUs" },
 	{ "refused", "Pulls refused of a task SMT_BUDDY_ASSIST pushed, back to the busy CPU it came from while held, summed over CPUs" },
-	{ "newidle_stopped", "Newidle balancing passes stopped at a NUMA domain (SMT_BUDDY_ASSIST's newidle restriction), summed over CPUs" },
 };
 
 const char *kernel_counters_smt_buddy_field(size_t i)
@@ -346,7 +345,7 @@ void kernel_counters_metrics(const KernelCounters *c, StrBuf *b)
 	prom_family(b, "topotune_smt_buddy_stat_version", "gauge",
 		    "Version of /proc/sched_smt_buddy_stat of the topotune kernel series (0: absent)");
 	prom_sample(b, "topotune_smt_buddy_stat_version", NULL, (unsigned)MAX(c->smt_buddy_version, 0));
-	if (c->smt_buddy_version != 1)
+	if (c->smt_buddy_version != SMT_BUDDY_STAT_VERSION)
 		return;
 	for (size_t f = 0; f < SMT_BUDDY_STAT_FIELDS; f++) {
 		snprintf(metric, sizeof(metric), "topotune_smt_buddy_%s_total", buddy_fields[f].name);

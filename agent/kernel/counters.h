@@ -12,13 +12,19 @@
  * Prometheus metrics: /proc/schedstat's load-balance counters (version 17,
  * Documentation/scheduler/sched-stats.rst) summed over CPUs per domain, and
  * the series' SMT_BUDDY_ASSIST counters in /proc/sched_smt_buddy_stat
- * (version 1: "cpuN pushed push_failed refused newidle_stopped"), summed,
+ * (version 2: "cpuN pushed push_failed refused"), summed,
  * and the SCHED softirqs of /proc/softirqs (the load balancer's), summed.
  */
 
 /* The 45 fields of a version 17 domain line. */
 #define SCHEDSTAT_DOMAIN_FIELDS 45
-#define SMT_BUDDY_STAT_FIELDS 4
+/*
+ * The fields of /proc/sched_smt_buddy_stat version 2 (series v5). Version 1
+ * (series v4, never released) had a fourth, newidle_stopped, for the
+ * newidle restriction v5 dropped; other versions are reported, not read.
+ */
+#define SMT_BUDDY_STAT_VERSION 2
+#define SMT_BUDDY_STAT_FIELDS 3
 
 /*
  * Indices into DomainCounters.v: per idle type t (0 busy, 1 idle, 2 newly

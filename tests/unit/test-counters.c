@@ -82,20 +82,27 @@ static void test_smt_buddy(void)
 {
 	KernelCounters c = {};
 
-	check(kernel_counters_parse_smt_buddy(&c, "version 1\ntimestamp 4295048735\n"
-					      "cpu0 1 2 3 4\ncpu1 10 20 30 40\n") == 0);
-	check_int(c.smt_buddy_version, 1);
+	check(kernel_counters_parse_smt_buddy(&c, "version 2\ntimestamp 4295048735\n"
+					      "cpu0 1 2 3\ncpu1 10 20 30\n") == 0);
+	check_int(c.smt_buddy_version, 2);
 	check_int(c.smt_buddy_cpus, 2);
 	check_int(c.smt_buddy[0], 11);
-	check_int(c.smt_buddy[3], 44);
+	check_int(c.smt_buddy[2], 33);
 
 	c = (KernelCounters) {};
-	check(kernel_counters_parse_smt_buddy(&c, "version 1\ncpu0 1 2 3\n") == -EBADMSG);
+	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 1 2\n") == -EBADMSG);
 	c = (KernelCounters) {};
-	check(kernel_counters_parse_smt_buddy(&c, "cpu0 1 2 3 4\n") == -EBADMSG);
+	check(kernel_counters_parse_smt_buddy(&c, "cpu0 1 2 3\n") == -EBADMSG);
 	c = (KernelCounters) {};
-	/* A later version may mean other fields: counted as absent, not misread. */
-	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 1 2 3 4 5\n") == 0);
+	/*
+	 * Another version may mean other fields (version 1, of the unreleased
+	 * series v4, had a fourth): counted as absent, not misread.
+	 */
+	check(kernel_counters_parse_smt_buddy(&c, "version 1\ncpu0 1 2 3 4\n") == 0);
+	check_int(c.smt_buddy_version, 1);
+	check_int(c.smt_buddy_cpus, 0);
+	c = (KernelCounters) {};
+	check(kernel_counters_parse_smt_buddy(&c, "version 3\ncpu0 1 2 3 4 5\n") == 0);
 	check_int(c.smt_buddy_cpus, 0);
 }
 
@@ -126,7 +133,7 @@ static void test_metrics_text(void)
 	StrBuf b = {};
 
 	check(kernel_counters_parse_schedstat(&c, in) == 0);
-	check(kernel_counters_parse_smt_buddy(&c, "version 1\ncpu0 5 6 7 8\n") == 0);
+	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 5 6 7\n") == 0);
 	kernel_counters_metrics(&c, &b);
 	check(strbuf_steal(&b, &text) == 0);
 	if (!text)
@@ -137,7 +144,8 @@ static void test_metrics_text(void)
 	check(strstr(text, "topotune_schedstat_lb_gained_total{index=\"2\",domain=\"MC\",idle=\"newly_idle\"} 30\n"));
 	check(strstr(text, "topotune_schedstat_alb_pushed_total{index=\"2\",domain=\"MC\"} 36\n"));
 	check(strstr(text, "topotune_schedstat_ttwu_wake_remote_total{index=\"2\",domain=\"MC\"} 43\n"));
-	check(strstr(text, "topotune_smt_buddy_newidle_stopped_total 8\n"));
+	check(strstr(text, "topotune_smt_buddy_refused_total 7\n"));
+	check(!strstr(text, "newidle_stopped"));
 	check(strstr(text, "topotune_schedstats_enabled 1\n"));
 	check(!strstr(text, "sbe_"));
 	free(c.domains);
