@@ -90,3 +90,23 @@ series_full_hash() {
 config_hash() {
 	cat "$KP_DIR/config/topotune-qemu.config" | sha256sum | cut -c1-16
 }
+
+# Whether NAME <EMAIL> can be a person's sign-off: a deliverable address
+# that is not a placeholder, a no-reply or local address, and a name that
+# is not a group's, a role's or a tool's.
+personal_identity() {
+	local name=$1 email=$2
+	case "$email" in
+	*@*.*) ;;
+	*) return 1 ;;
+	esac
+	case "${email,,}" in
+	*.invalid|*.example|*.example.*|*.test|*.local|*.localdomain|*@localhost|*@localhost.*|\
+	*noreply*|*no-reply*|*@example.*|*@users.noreply.*) return 1 ;;
+	esac
+	case "${name,,}" in
+	''|root|'your name'|*maintainers*|*developers*|*team*|*bot|*bot\ *|*robot*|*project*|*topotune*)
+		return 1 ;;
+	esac
+	return 0
+}
