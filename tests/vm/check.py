@@ -428,6 +428,79 @@ def agent_checks(t, topo, kind):
               "State %s, StateReasons %s, Settings %s" % (state, reasons, settings))
 
 
+def median(xs):
+    s = sorted(xs)
+    n = len(s)
+    return s[n // 2] if n % 2 else (s[n // 2 - 1] + s[n // 2]) / 2
+
+
+def median_ci(xs, z=1.96):
+    """Distribution-free ~95% interval of the median: order statistics
+    n/2 -+ z*sqrt(n)/2 (normal approximation of the binomial)."""
+    s = sorted(xs)
+    n = len(s)
+    k = max(0, int((n - z * n ** 0.5) / 2))
+    return s[k], s[min(n - 1, n - 1 - k)]
+
+
+def hodges_lehmann(x, y, z=1.96):
+    """Shift y - x: the median of all pairwise differences, with the ~95%
+    interval from the Mann-Whitney normal approximation (the k-th smallest
+    and largest differences)."""
+    d = sorted(b - a for a in x for b in y)
+    m, n = len(x), len(y)
+    k = max(0, int(m * n / 2 - z * (m * n * (m + n + 1) / 12) ** 0.5))
+    return median(d), d[k], d[len(d) - 1 - k]
+
+
+def spread_trials(t):
+    """The TT SPREAD lines of one boot as dicts of ints."""
+    out = []
+    for s in tt(t, "SPREAD"):
+        f = kv(s)
+        if "trial" in f:
+            out.append({k: int(v) for k, v in f.items()})
+    return out
+
+
+def spread_checks(b, p, want=30):
+    """Time to spread (guest/init t_spread): the base kernel's own idle
+    balancing against the patched kernel with SMT_BUDDY_ASSIST off and on.
+    The figures are evidence for the changelog, printed as INFO; what is
+    checked is that the trials ran and that the feature's pushes are what
+    moved the tasks when it was on (and nothing was pushed when off)."""
+    groups = {"base": [f for f in spread_trials(b) if f["buddy"] == 0],
+              "off": [f for f in spread_trials(p) if f["buddy"] == 0],
+              "on": [f for f in spread_trials(p) if f["buddy"] == 1]}
+    for g in ("base", "off", "on"):
+        check("spread-trials-complete-" + g, len(groups[g]) >= want,
+              "%d trials (want %d)" % (len(groups[g]), want))
+    on, off = groups["on"], groups["off"]
+    check("spread-on-moved-by-the-push", on and sum(f["spread"] for f in on) == len(on) and
+          sum(1 for f in on if f["pushed"] > 0) >= len(on) * 3 // 4,
+          "on: %d of %d spread, %d with a push of the stacked CPU" % (
+              sum(f["spread"] for f in on), len(on), sum(1 for f in on if f["pushed"] > 0)))
+    check("spread-off-pushes-nothing", off and all(f["pushed"] == 0 for f in off),
+          "pushed per off trial: %s" % [f["pushed"] for f in off])
+    jiff = {}
+    for g, fs in groups.items():
+        if not fs:
+            continue
+        # a trial still stacked at the timeout counts as its timeout (3000 ms)
+        j = [f["jiffies"] for f in fs]
+        us = [f["us"] for f in fs]
+        jiff[g] = j
+        lo, hi = median_ci(j)
+        infos.append("spread-%s: n=%d median %s jiffies [%s, %s], median %d us, max %d jiffies, "
+                     "still stacked at 3 s: %d" % (g, len(fs), median(j), lo, hi, median(us), max(j),
+                                                   sum(1 for f in fs if not f["spread"])))
+    for x, y in (("off", "on"), ("base", "on"), ("base", "off")):
+        if x in jiff and y in jiff:
+            m, lo, hi = hodges_lehmann(jiff[x], jiff[y])
+            infos.append("spread-shift %s-minus-%s: %s jiffies [%s, %s] (Hodges-Lehmann, ~95%%)" % (
+                y, x, m, lo, hi))
+
+
 def seed001_placement(t):
     """Where exec balancing put a task allowed on CPUs 1 and 4 that exec'd
     on CPU 4 next to a hog pinned there, with CPU 1's sibling 0 busy
@@ -544,6 +617,20 @@ def main():
         if h:
             check("gnr3-patched-same-domains-as-hygon3-patched", same_layout(h, p),
                   "the same SLIT builds different domains on GNR and Hygon")
+    # 6.12 only (patch 4, upstream 528d89a4707e's semantics): three GNR
+    # sockets of three nodes each. v4 averaged all remote distances and
+    # warned with a backtrace ("Expect only up to 2 packages"); v5 leaves
+    # the table alone, so the domains are the unpatched kernel's.
+    if SERIES == "6.12":
+        b9, p9 = (load(os.path.join(logdir, "gnr9-%s.log" % k)) for k in ("base", "patched"))
+        for kind, t in (("base", b9), ("patched", p9)):
+            check("boot-gnr9-%s" % kind, t is not None and "TT DONE" in t, "no log or no 'TT DONE'")
+        if b9 and p9:
+            warn = [l for l in klog(p9).splitlines() if "Expect only up to 2 packages" in l or
+                    re.search(r"WARNING: .*smpboot", l)]
+            check("gnr9-patched-no-package-warning", not warn, "; ".join(warn[:3]))
+            check("gnr9-patched-distances-left-alone", same_layout(b9, p9) and numa_levels(p9) > 0,
+                  "patched NUMA levels %d, base %d" % (numa_levels(p9), numa_levels(b9)))
 
     # /proc/schedstat: the base kernel's format, byte for byte apart from the
     # values, and accepted by perf's parser (versions 15-17 only).
@@ -571,7 +658,7 @@ def main():
             online = len(cpulist(a.get("online", "")))
             check("buddy-counters-readable-without-debugfs-%s" % topo,
                   a.get("buddystat") == "present" and a.get("debugfs_mounts") == "0" and
-                  a.get("version") == "1" and a.get("fields") == "5," and
+                  a.get("version") == "2" and a.get("fields") == "4," and
                   int(a.get("cpu_lines", -1)) == online > 0, a)
 
     b, p = logs["hygon3", "base"], logs["hygon3", "patched"]
@@ -607,44 +694,16 @@ def main():
             check("buddy-off-counters-stay-zero", False, "no state=0 run")
         if "1" in runs:
             r, sp, d = runs["1"]
+            # Spread alone proves nothing: the base kernel spreads the pair
+            # too (spread_checks below measures how fast each does).
             check("buddy-on-pushes-counted", d.get("pushed", 0) > 0, d)
-            check("buddy-on-tasks-on-both-siblings", sp == r, "spread in %d of %d rounds" % (sp, r))
         else:
             check("buddy-on-pushes-counted", False, "no state=1 run")
-            check("buddy-on-tasks-on-both-siblings", False, "no state=1 run")
 
-        ni = [kv(s) for s in tt(p, "NEWIDLE")]
+        spread_checks(b, p)
 
-        def deltas(**want):
-            return [int(x["stopped_delta"]) for x in ni if "stopped_delta" in x and
-                    all(x.get(k) == v for k, v in want.items())]
-        # Positive control: with SMT, the feature on and no relax request,
-        # newidle stops below the NUMA levels (every such run).
-        on = [int(x["stopped_delta"]) for x in ni if x.get("buddy") == "1" and x.get("relax") == "-1"
-              and "smt" not in x]
-        check("newidle-restricted-with-buddy", len(on) >= 2 and all(v > 0 for v in on), on)
-        # A level one above the highest clears no flags (the NUMA levels keep
-        # SD_BALANCE_NEWIDLE), so only the request itself can lift the stop.
-        rel = [x for x in ni if x.get("buddy") == "1" and re.match(r"\d+$", x.get("relax", ""))]
-        check("newidle-unrestricted-with-sysctl-relax-level",
-              rel and all(int(x["stopped_delta"]) == 0 and x.get("value") == x["relax"] and
-                          re.search(r"NUMA:1", x.get("flags", "")) for x in rel),
-              rel)
-        cs = [x for x in ni if x.get("relax", "").startswith("cpuset:")]
-        check("newidle-unrestricted-with-cpuset-v1-relax-level",
-              cs and all(int(x["stopped_delta"]) == 0 and "cpuset:" + x.get("value", "") == x["relax"]
-                         for x in cs),
-              cs or [s for s in tt(p, "NEWIDLE") if "cpuset=" in s])
-        nosmt = [x for x in ni if x.get("smt") == "off"]
-        check("newidle-unrestricted-without-smt",
-              nosmt and all(int(x["stopped_delta"]) == 0 and x.get("smt_domain") == "0" for x in nosmt),
-              nosmt or [s for s in tt(p, "NEWIDLE") if "smt=" in s])
-        check("newidle-smt-back-online", any(s.startswith("smt=on-again online=0-11") for s in tt(p, "NEWIDLE")),
-              [s for s in tt(p, "NEWIDLE") if "smt=" in s])
-        off = deltas(buddy="0")
-        check("newidle-unrestricted-without-buddy", off and all(v == 0 for v in off), off)
-
-        # Pinned pair with an idle sibling: no extra softirqs, no failed pushes.
+        # Pinned pair with an idle sibling: no extra softirqs (the check of v4's
+        # fix: with it reverted the CPU raises SCHED_SOFTIRQ at every tick).
         sq = []
         for s in tt(p, "SOFTIRQ"):
             m = re.match(r"(.*) before: (.*) after: (.*)", s)
@@ -662,23 +721,6 @@ def main():
         check("buddy-pinned-pair-no-extra-softirqs", n_on == 2 and off_irq > 0 and on_irq <= limit,
               "SCHED softirqs on the CPU in 2 x 5 s: feature off %d, on %d (limit %d); %s" % (
                   off_irq, on_irq, limit, [(f.get("state"), f.get("sched"), f.get("hogs_on")) for f in sq]))
-        # CPU 2's own counters: the totals over all CPUs also count the
-        # pushes other CPUs make meanwhile, which the feature is there for
-        # (13 in one 5 s window of a 7.3 run on 2026-12-03, none of them
-        # CPU 2's).
-        def cpu_delta(f):
-            try:
-                b = [int(x) for x in f["cpu_pushed_failed_before"].split(",")]
-                a = [int(x) for x in f["after"].split(",")]
-                return {"pushed": a[0] - b[0], "failed": a[1] - b[1]}
-            except (KeyError, ValueError, IndexError):
-                return {"pushed": 99, "failed": 99}
-        bad = [(f.get("state"), cpu_delta(f)) for f in sq if f.get("state") == "1" and
-               (cpu_delta(f)["failed"] > 2 or cpu_delta(f)["pushed"] > 2)]
-        check("buddy-pinned-pair-no-failed-pushes", n_on == 2 and not bad,
-              "per 5 s with the feature on, CPU 2's own counters: at most 2 failed and 2 pushed "
-              "(stray kernel threads) allowed; got %s (all CPUs: %s)" % (
-                  bad or [cpu_delta(f) for f in sq], [f["delta"] for f in sq]))
         check("buddy-pinned-pair-stays-pinned", sq and all(f.get("hogs_on") == "%s,%s" % (f["cpu"], f["cpu"])
                                                          for f in sq),
               [(f.get("hogs_on"), f.get("cpu")) for f in sq])

@@ -40,6 +40,8 @@ copy_with_libs /usr/bin/taskset
 gcc -O2 -Wall -static -o "$root/usr/bin/tt-sleeper" "$here/guest/tt-sleeper.c"
 # where exec balancing places a task (guest/init t_seed001)
 gcc -O2 -Wall -static -o "$root/usr/bin/tt-execplace" "$here/guest/tt-execplace.c"
+# the time-to-spread measurement (guest/init t_spread)
+gcc -O2 -Wall -static -o "$root/usr/bin/tt-spread" "$here/guest/tt-spread.c"
 
 if [ -n "${TOPOTUNE_AGENT_BUILDDIR:-}" ]; then
 	repo=$(cd "$here/../.." && pwd)
