@@ -52,9 +52,11 @@ static int next_u64(const char **p, uint64_t *ret)
 	if (!isdigit((unsigned char)*s))
 		return -EBADMSG;
 	for (; isdigit((unsigned char)*s); s++) {
-		if (v > (UINT64_MAX - 9) / 10)
+		uint64_t digit = (uint64_t)(*s - '0');
+
+		if (v > (UINT64_MAX - digit) / 10)
 			return -ERANGE;
-		v = v * 10 + (uint64_t)(*s - '0');
+		v = v * 10 + digit;
 	}
 	*p = s;
 	*ret = v;
