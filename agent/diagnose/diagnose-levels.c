@@ -269,9 +269,12 @@ int diagnose_newidle(const NewidleInput *in, Diagnosis *d)
 
 /* ---- isolation-noisy ---- */
 
-static const IrqLine *irq_find(const IrqTable *t, const char *name)
+/* Line @i of the other table if it has the same name (the usual case), else the first of that name. */
+static const IrqLine *irq_find(const IrqTable *t, size_t i, const char *name)
 {
-	for (size_t i = 0; i < t->n; i++)
+	if (i < t->n && streq(t->lines[i].name, name))
+		return &t->lines[i];
+	for (i = 0; i < t->n; i++)
 		if (streq(t->lines[i].name, name))
 			return &t->lines[i];
 	return NULL;
@@ -287,7 +290,7 @@ static int isolation_irqs(const IsolationInput *in, Finding *f, uint64_t *ret_to
 	uint64_t total = 0;
 
 	for (size_t i = 0; in->before && in->after && i < in->after->n; i++) {
-		const IrqLine *b = &in->after->lines[i], *a = irq_find(in->before, b->name);
+		const IrqLine *b = &in->after->lines[i], *a = irq_find(in->before, i, b->name);
 
 		if (!a || !is_device_irq(b->name))
 			continue;
