@@ -124,7 +124,7 @@ int diagnose_parse_stat(const char *text, StatSample *ret)
 int diagnose_parse_task_stat(const char *text, TaskSample *ret)
 {
 	const char *open_p = strchr(text, '('), *close_p = strrchr(text, ')'), *p;
-	uint64_t v, utime = 0, stime = 0, flags = 0, cpu = 0;
+	uint64_t v, utime = 0, stime = 0, flags = 0, cpu = 0, threads = 0;
 	TaskSample t = { .cpu = -1 };
 	int tid;
 
@@ -153,6 +153,8 @@ int diagnose_parse_task_stat(const char *text, TaskSample *ret)
 			utime = v;
 		else if (field == 15)
 			stime = v;
+		else if (field == 20)
+			threads = v;
 		else if (field == 39)
 			cpu = v;
 	}
@@ -161,6 +163,7 @@ int diagnose_parse_task_stat(const char *text, TaskSample *ret)
 	t.cpu = (int)cpu;
 	t.cputime = utime + stime;
 	t.kthread = flags & PF_KTHREAD;
+	t.threads = (unsigned)MIN(threads, (uint64_t)UINT32_MAX);
 	*ret = t;
 	return 0;
 }

@@ -3,9 +3,12 @@
  * The sampling of topotunectl diagnose and topotuned's Diagnose(): what
  * the detectors need, read below the root fd, read-only, as an ordinary
  * user where the files allow (what could not be read is listed, never
- * guessed). A tick reads /proc/stat and the runnable threads'
- * /proc/PID/task/TID/{stat,status}; the first and the last read the
- * scheduler counters and /proc/interrupts. The caller owns the clock:
+ * guessed). A tick reads /proc/stat and each process's /proc/PID/stat
+ * (a multi-threaded one's /proc/PID/task/TID/stat), and the status of
+ * the runnable ones; kernel threads, found in the first tick, are skipped
+ * after it (no detector counts them: per-CPU ones cannot move, and the
+ * isolation check leaves them to the kernel). The first and the last tick
+ * read the scheduler counters and /proc/interrupts. The caller owns the clock:
  * topotunectl sleeps between ticks, topotuned arms a timer.
  */
 #include <dirent.h>
@@ -26,6 +29,8 @@ struct DiagnoseSampler {
 	bool have_irqs;
 	unsigned user_hz;
 	char **unreadable;
+	int *kthreads;              /* PIDs of kernel threads seen in the first tick, sorted */
+	size_t n_kthreads;
 };
 
 static void unreadable(DiagnoseSampler *s, const char *path, int r)
@@ -46,6 +51,7 @@ DiagnoseSampler *diagnose_sampler_free(DiagnoseSampler *s)
 	kernel_counters_free(s->counters);
 	irq_table_done(&s->irqs);
 	strv_free(s->unreadable);
+	free(s->kthreads);
 	free(s);
 	return NULL;
 }
@@ -76,23 +82,21 @@ static int tasks_push(DiagnoseTick *t, TaskSample *ts)
 	return 0;
 }
 
-/* One thread: kept when runnable, with its allowed CPUs. */
-static int read_task(DiagnoseSampler *s, int proc_fd, const char *pid, const char *tid, DiagnoseTick *t)
+/* A thread's stat line in @buf: kept when runnable, with its allowed CPUs from @status_path. */
+static int keep_task(DiagnoseSampler *s, int proc_fd, const char *buf, int tgid, const char *status_path,
+		     DiagnoseTick *t, TaskSample *ret_parsed)
 {
-	char path[96], buf[2048];
 	_cleanup_free_ char *status = NULL;
 	TaskSample ts;
 	int r;
 
-	snprintf(path, sizeof(path), "%s/task/%s/stat", pid, tid);
-	r = read_line_buf_at(proc_fd, path, buf, sizeof(buf));
-	if (r < 0)
-		return 0;   /* gone since the listing, or not ours to read */
-	if (diagnose_parse_task_stat(buf, &ts) < 0 || ts.state != 'R')
+	if (diagnose_parse_task_stat(buf, &ts) < 0)
 		return 0;
-	(void)safe_atoi(pid, &ts.tgid);
-	snprintf(path, sizeof(path), "%s/task/%s/status", pid, tid);
-	r = read_file_at(proc_fd, path, 0, &status, NULL);
+	*ret_parsed = ts;
+	if (ts.state != 'R' || ts.kthread)
+		return 0;
+	ts.tgid = tgid;
+	r = read_file_at(proc_fd, status_path, 0, &status, NULL);
 	if (r >= 0)
 		(void)diagnose_parse_status_allowed(status, &ts.allowed);
 	else if (r != -ENOENT && r != -ESRCH)
@@ -105,11 +109,87 @@ static bool numeric(const char *name)
 	return name[0] && strspn(name, "0123456789") == strlen(name);
 }
 
+static int cmp_int(const void *a, const void *b)
+{
+	int x = *(const int *)a, y = *(const int *)b;
+
+	return (x > y) - (x < y);
+}
+
+static bool known_kthread(const DiagnoseSampler *s, int pid)
+{
+	return s->n_kthreads > 0 && bsearch(&pid, s->kthreads, s->n_kthreads, sizeof(int), cmp_int);
+}
+
+/* The threads of a multi-threaded process. */
+static int read_threads(DiagnoseSampler *s, int proc_fd, const char *pid, int tgid, DiagnoseTick *t)
+{
+	_cleanup_close_ int task_fd = -EBADF;
+	char path[96], status_path[96], buf[2048];
+	struct dirent *te;
+	DIR *td;
+	int r = 0;
+
+	snprintf(path, sizeof(path), "%s/task", pid);
+	task_fd = open_beneath(proc_fd, path, O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
+	if (task_fd < 0)
+		return 0;   /* gone since the listing */
+	td = fdopendir(TAKE_FD(task_fd));
+	if (!td)
+		return 0;
+	while (r >= 0 && (te = readdir(td))) {
+		TaskSample parsed;
+
+		if (!numeric(te->d_name))
+			continue;
+		snprintf(path, sizeof(path), "%s/task/%s/stat", pid, te->d_name);
+		if (read_line_buf_at(proc_fd, path, buf, sizeof(buf)) < 0)
+			continue;
+		snprintf(status_path, sizeof(status_path), "%s/task/%s/status", pid, te->d_name);
+		r = keep_task(s, proc_fd, buf, tgid, status_path, t, &parsed);
+	}
+	closedir(td);
+	return r;
+}
+
+/* One process: its own stat when it has one thread, else each thread's. */
+static int read_process(DiagnoseSampler *s, int proc_fd, const char *pid, bool first, DiagnoseTick *t)
+{
+	char path[64], status_path[64], buf[2048];
+	TaskSample parsed = {};
+	int tgid, r;
+
+	if (safe_atoi(pid, &tgid) < 0 || (!first && known_kthread(s, tgid)))
+		return 0;
+	snprintf(path, sizeof(path), "%s/stat", pid);
+	if (read_line_buf_at(proc_fd, path, buf, sizeof(buf)) < 0)
+		return 0;   /* gone since the listing, or not ours to read */
+	snprintf(status_path, sizeof(status_path), "%s/status", pid);
+	if (diagnose_parse_task_stat(buf, &parsed) < 0)
+		return 0;
+	if (parsed.kthread) {
+		if (first) {
+			int *n = realloc(s->kthreads, (s->n_kthreads + 1) * sizeof(int));
+
+			if (!n)
+				return -ENOMEM;
+			s->kthreads = n;
+			s->kthreads[s->n_kthreads++] = tgid;
+		}
+		return 0;
+	}
+	if (parsed.threads > 1)
+		return read_threads(s, proc_fd, pid, tgid, t);
+	r = keep_task(s, proc_fd, buf, tgid, status_path, t, &parsed);
+	return r;
+}
+
 static int read_tasks(DiagnoseSampler *s, DiagnoseTick *t)
 {
 	_cleanup_close_ int proc_fd = -EBADF;
-	DIR *d;
+	bool first = s->n_ticks == 0;
 	struct dirent *de;
+	DIR *d;
 	int r = 0, fd;
 
 	proc_fd = open_beneath(s->root_fd, "proc", O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
@@ -125,27 +205,12 @@ static int read_tasks(DiagnoseSampler *s, DiagnoseTick *t)
 		safe_close(fd);
 		return negative_errno();
 	}
-	while (r >= 0 && (de = readdir(d))) {
-		char path[64];
-		_cleanup_close_ int task_fd = -EBADF;
-		DIR *td;
-		struct dirent *te;
-
-		if (!numeric(de->d_name))
-			continue;
-		snprintf(path, sizeof(path), "%s/task", de->d_name);
-		task_fd = open_beneath(proc_fd, path, O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
-		if (task_fd < 0)
-			continue;
-		td = fdopendir(TAKE_FD(task_fd));
-		if (!td)
-			continue;
-		while (r >= 0 && (te = readdir(td)))
-			if (numeric(te->d_name))
-				r = read_task(s, proc_fd, de->d_name, te->d_name, t);
-		closedir(td);
-	}
+	while (r >= 0 && (de = readdir(d)))
+		if (numeric(de->d_name))
+			r = read_process(s, proc_fd, de->d_name, first, t);
 	closedir(d);
+	if (first && s->n_kthreads > 1)
+		qsort(s->kthreads, s->n_kthreads, sizeof(int), cmp_int);
 	return r;
 }
 

@@ -96,6 +96,7 @@ typedef struct TaskSample {
 	int cpu;             /* field 39: the CPU it last ran on */
 	uint64_t cputime;    /* utime + stime, jiffies */
 	bool kthread;        /* PF_KTHREAD in field 9 */
+	unsigned threads;    /* field 20 (in /proc/PID/stat: the process's) */
 	CpuSet allowed;      /* Cpus_allowed_list; empty: unknown */
 } TaskSample;
 
@@ -201,7 +202,7 @@ typedef struct DiagnoseRequest {
 	uint64_t tick_usec;         /* between ticks; DIAGNOSE_TICK_USEC */
 } DiagnoseRequest;
 
-#define DIAGNOSE_TICK_USEC 500000ULL
+#define DIAGNOSE_TICK_USEC 1000000ULL
 #define DIAGNOSE_DURATION_DEFAULT_USEC 5000000ULL
 /* The daemon's bound on Diagnose(duration_ms): a longer request is an error. */
 #define DIAGNOSE_DURATION_MAX_USEC 60000000ULL
