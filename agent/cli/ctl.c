@@ -710,6 +710,7 @@ int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
 		{ "layout", verb_layout },
 		{ "explain", verb_explain },
 		{ "check", verb_check },
+		{ "diagnose", verb_diagnose },
 		{ "metrics", verb_metrics },
 	};
 	bool handled;

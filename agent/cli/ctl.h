@@ -49,6 +49,9 @@ int ctl_layout_differences(const CtlContext *ctx, char **ret_first);
 /* trial.c: topotunectl trial */
 int verb_trial(const CtlContext *ctx, int argc, char *argv[]);
 
+/* diagnose.c: topotunectl diagnose [--duration S] [--only KIND] */
+int verb_diagnose(const CtlContext *ctx, int argc, char *argv[]);
+
 /* check.c: topotunectl check [--as PATH] [FILE...] */
 int verb_check(const CtlContext *ctx, int argc, char *argv[]);
 

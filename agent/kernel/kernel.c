@@ -8,6 +8,7 @@
 #include <assert.h>
 
 #include "fileio.h"
+#include "fixes.h"
 #include "kernel.h"
 #include "strutil.h"
 
@@ -119,9 +120,38 @@ const char *kernel_caps_entry(const KernelCaps *c, size_t i, bool *ret)
 	case 7:
 		*ret = c->schedstat_version > 0;
 		return "schedstat";
+	case 8:
+		*ret = kernel_caps_sched_ext_running(c);
+		return "sched_ext";
 	default:
-		return NULL;
+		break;
 	}
+	/* Then one entry per known fix (fixes.c): does the release carry it? */
+	if (i - n - 9 < _KERNEL_FIX_MAX) {
+		static char names[_KERNEL_FIX_MAX][24];
+		const KernelFix *f = kernel_fix_get((KernelFixId)(i - n - 9));
+
+		snprintf(names[f->id], sizeof(names[f->id]), "fix_%s", f->commit);
+		*ret = kernel_fix_carried(f, c->release) > 0;
+		return names[f->id];
+	}
+	return NULL;
+}
+
+bool kernel_caps_sched_ext_running(const KernelCaps *c)
+{
+	return streq(c->sched_ext_state, "enabled") || streq(c->sched_ext_state, "enabling");
+}
+
+void kernel_probe_sched_ext(int root_fd, KernelCaps *c)
+{
+	char buf[64];
+
+	c->sched_ext_state[0] = c->sched_ext_ops[0] = '\0';
+	if (read_line_buf_at(root_fd, "sys/kernel/sched_ext/state", buf, sizeof(buf)) >= 0)
+		snprintf(c->sched_ext_state, sizeof(c->sched_ext_state), "%s", buf);
+	if (read_line_buf_at(root_fd, "sys/kernel/sched_ext/root/ops", buf, sizeof(buf)) >= 0)
+		snprintf(c->sched_ext_ops, sizeof(c->sched_ext_ops), "%s", buf);
 }
 
 /* Parse "major.minor" of a release string; 0 on failure. */
@@ -246,6 +276,11 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 
 	if (probe_file(&c, root_fd, "proc/schedstat", &s) >= 0)
 		(void)sscanf(s, "version %d", &c.schedstat_version);
+	kernel_probe_sched_ext(root_fd, &c);
+	if (kernel_caps_sched_ext_running(&c))
+		(void)strv_push(&c.notes, strprintf("sched_ext: BPF scheduler '%s' is %s: the fair-class settings "
+						    "do not govern the tasks it schedules",
+						    c.sched_ext_ops[0] ? c.sched_ext_ops : "unknown", c.sched_ext_state));
 
 	*ret = c;
 	return 0;

@@ -35,6 +35,13 @@ typedef struct KernelCaps {
 	bool numa_averaging_hygon;   /* Hygon F18 M7: topotune's series */
 	int schedstat_version;       /* 0 unknown */
 
+	/*
+	 * sched_ext (sys/kernel/sched_ext/state, root/ops): while a BPF
+	 * scheduler runs, the fair-class settings do not govern its tasks.
+	 */
+	char sched_ext_state[16];    /* "enabled", "disabled", ...; "" no sched_ext */
+	char sched_ext_ops[64];      /* the running scheduler's name; "" none */
+
 	char **notes;
 } KernelCaps;
 
@@ -63,6 +70,11 @@ void kernel_caps_set(KernelCaps *c, const char *id, bool present, int value);
  */
 const char *kernel_caps_entry(const KernelCaps *c, size_t i, bool *ret);
 int kernel_probe(int root_fd, KernelCaps *ret);
+
+/* Read sched_ext's state and ops below @root_fd into @c (both "" when absent). */
+void kernel_probe_sched_ext(int root_fd, KernelCaps *c);
+/* A BPF scheduler is running (or being enabled). */
+bool kernel_caps_sched_ext_running(const KernelCaps *c) _pure_;
 
 /* Offline planning: what an unpatched or a patched 7.3 kernel offers. */
 void kernel_caps_stock(KernelCaps *ret);

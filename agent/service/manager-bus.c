@@ -410,12 +410,14 @@ GETTER(property_get_settings)
 GETTER(property_get_kernel_caps)
 {
 	Manager *m = userdata;
+	KernelCaps k = m->session.caps;   /* borrowed: only sched_ext's two strings are read again */
 	const char *name;
 	bool v;
 	int r;
 
+	kernel_probe_sched_ext(m->session.root_fd, &k);
 	r = sd_bus_message_open_container(reply, 'a', "{sb}");
-	for (size_t i = 0; r >= 0 && (name = kernel_caps_entry(&m->session.caps, i, &v)); i++)
+	for (size_t i = 0; r >= 0 && (name = kernel_caps_entry(&k, i, &v)); i++)
 		r = sd_bus_message_append(reply, "{sb}", name, v);
 	if (r < 0)
 		return r;
@@ -1409,6 +1411,9 @@ static const sd_bus_vtable manager_vtable[] = {
 	SD_BUS_METHOD_WITH_NAMES("GetCpuDomains", "u", SD_BUS_PARAM(cpu), "a(ussas)", SD_BUS_PARAM(domains),
 				 method_get_cpu_domains, SD_BUS_VTABLE_UNPRIVILEGED),
 	SD_BUS_METHOD_WITH_NAMES("Metrics", "", , "s", SD_BUS_PARAM(text), method_metrics,
+				 SD_BUS_VTABLE_UNPRIVILEGED),
+	SD_BUS_METHOD_WITH_NAMES("Diagnose", "u", SD_BUS_PARAM(duration_ms), "a(ssssdasass)as",
+				 SD_BUS_PARAM(findings) SD_BUS_PARAM(notes), manager_method_diagnose,
 				 SD_BUS_VTABLE_UNPRIVILEGED),
 
 	SD_BUS_SIGNAL_WITH_NAMES("Applied", "su", SD_BUS_PARAM(profile) SD_BUS_PARAM(changes), 0),

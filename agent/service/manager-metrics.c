@@ -175,6 +175,7 @@ int manager_metrics(Manager *m, char **ret)
 	metrics_settings(m, &b);
 	if (m->session.topology)
 		metrics_domains(m, &b);
+	manager_diagnose_metrics(m, &b);
 
 	r = kernel_counters_load(m->session.root_fd, &kc);
 	if (r < 0) {

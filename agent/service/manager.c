@@ -38,6 +38,7 @@ Manager *manager_free(Manager *m)
 	sd_event_source_unref(m->metrics_timer);
 	free(m->metrics_written);
 	manager_events_done(m);
+	manager_diagnose_done(m);
 	manager_auth_cancel(m);
 	manager_hold_clear(m);
 	sd_bus_flush_close_unref(m->bus);
@@ -329,6 +330,17 @@ int manager_state_reasons(Manager *m, char ***ret)
 		r = strv_extend(&l, m->proc_note);
 	if (r >= 0 && m->uevent_note)
 		r = strv_extend(&l, m->uevent_note);
+	if (r >= 0) {
+		/* read again at each Get: a BPF scheduler comes and goes without telling us */
+		KernelCaps k = {};
+
+		kernel_probe_sched_ext(m->session.root_fd, &k);
+		if (kernel_caps_sched_ext_running(&k))
+			r = strv_push(&l, strprintf("sched_ext: BPF scheduler '%s' is %s: the fair-class settings "
+						    "(smt_buddy_assist, relax_domain_level, numa_balancing) do not "
+						    "govern the tasks it schedules",
+						    k.sched_ext_ops[0] ? k.sched_ext_ops : "unknown", k.sched_ext_state));
+	}
 	for (size_t i = 0; r >= 0 && m->plan && i < _SETTING_MAX; i++) {
 		const PlanStep *st = &m->plan->steps[i];
 

@@ -6,6 +6,7 @@
 #include <systemd/sd-event.h>
 
 #include "applier.h"
+#include "diagnose.h"
 #include "domains-live.h"
 #include "planner.h"
 #include "procevents.h"
@@ -145,6 +146,16 @@ typedef struct Manager {
 	CpuSet online_polled;        /* cpu/online as the polling fallback last read it */
 	sd_event_source *proc_io, *uevent_io, *workload_timer, *hotplug_timer;
 	sd_event_source *workload_poll, *hotplug_poll;
+
+	/* manager-diagnose.c: the Diagnose() call sampling now, and what the last one found */
+	sd_bus_message *diagnose_call;
+	DiagnoseSampler *diagnose_sampler;
+	DiagnoseRequest diagnose_req;
+	sd_event_source *diagnose_timer;
+	uint64_t diagnose_end;
+	bool diagnosis_done;
+	bool diagnosis_checked[_DIAGNOSE_KIND_MAX];
+	unsigned diagnosis_findings[_DIAGNOSE_KIND_MAX];
 } Manager;
 
 const char *manager_state_to_string(ManagerState s) _const_;
@@ -210,6 +221,13 @@ void manager_reload_failed(Manager *m, int error, const char *source, const char
  */
 int manager_persist_profile(Manager *m, const char *name, char **ret_error);
 int manager_reload_topology(Manager *m);
+
+/* manager-diagnose.c: Diagnose(u duration_ms) -> (a(ssssdasass) findings, as notes) */
+int manager_method_diagnose(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+/* At stop: a sampling call is dropped (its caller gets no reply: the daemon leaves the bus). */
+void manager_diagnose_done(Manager *m);
+/* topotune_diagnosis_findings{kind} for Metrics() and the textfile. */
+void manager_diagnose_metrics(Manager *m, StrBuf *b);
 
 /* manager-events.c */
 int manager_workload_setup(Manager *m);

@@ -7,6 +7,7 @@ Each check prints PASS/FAIL; the last line is "N passed, M failed".
 """
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -291,6 +292,29 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     os.remove(os.path.join(vm, "proc/schedstat"))
     rc, out, err = run("--root", vm, "layout", "--compare")
     check("layout --compare without schedstat: exit 2 naming it", rc == 2 and "proc/schedstat" in err, out + err)
+
+    # diagnose: --root reads the recorded tree only and says which kinds need a live machine.
+    rc, out, err = run("--root", vm, "diagnose")
+    check("diagnose --root: the live kinds are named as not checked, exit 0 or 1",
+          rc in (0, 1) and "not checked: smt-stacking: needs a live machine" in out
+          and "Firmware: " in out, out + err)
+    rc, out, err = run("--root", vm, "diagnose", "--duration", "0")
+    check("diagnose --duration 0: exit 2, the bad value named", rc == 2 and "'0'" in err, err)
+    rc, out, err = run("--root", vm, "diagnose", "extra")
+    check("diagnose with an argument: exit 2, named", rc == 2 and "extra" in err, err)
+    if os.geteuid() == 0 and os.access(ctl, os.X_OK):
+        p = subprocess.run([ctl, "diagnose", "--duration", "0.6", "--json"], capture_output=True, text=True,
+                           timeout=60, user="nobody", group="nogroup" if os.path.exists("/etc/group") else None)
+        check("diagnose on the live machine as an ordinary user: exit 0 or 1, sampled, a schema 1 document",
+              p.returncode in (0, 1) and json.loads(p.stdout or "{}").get("live") is True, p.stdout[-400:] + p.stderr)
+
+    # The completion offers every verb of --help (one declaration, checked here).
+    rc, out, _ = run("--help")
+    with open(os.path.join(os.path.dirname(os.path.abspath(__file__)), "../../completion/topotunectl")) as f:
+        m = re.search(r"local verbs='([^']*)'", f.read())
+    help_verbs = set(re.findall(r"^  ([a-z][a-z-]+)\b", out, re.M))
+    check("completion's verbs are --help's", m and set(m.group(1).split()) == help_verbs,
+          (sorted(help_verbs), m and m.group(1)))
 
     # Truncated sysfs file: reported, not guessed, no crash.
     open(os.path.join(vm, "sys/devices/system/cpu/cpu1/topology/thread_siblings_list"), "w").close()

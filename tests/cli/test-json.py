@@ -128,6 +128,28 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     rc, out, err = run("--root", vm, "profiles", "extra")
     check("profiles with an argument: exit 2, named", rc == 2 and "extra" in err, err)
 
+    # diagnose: the recorded-tree kinds on --root; the live kinds say they were not checked.
+    rc, out, _ = run("diagnose", "--list-kinds")
+    check("schema's diagnose kinds are `diagnose --list-kinds`",
+          sorted(json_contract.SCHEMA["$defs"]["diagnose_kind"]["enum"]) == sorted(out.split()), out)
+    nps3 = make_tree(base, "hygon-7447v-2s-nps3", "--set", "kernel.patched=no")
+    d = validate("hygon nps3 diagnose (base kernel: extra NUMA levels)", "diagnose",
+                 ["--root", nps3, "diagnose", "--json"], rcs=(1,))
+    check("... numa-levels found, smt-stacking not checked (needs a live machine)",
+          any(f["kind"] == "numa-levels" for f in d.get("findings", []))
+          and any(n["kind"] == "smt-stacking" for n in d.get("not_checked", [])), d)
+    d = validate("hygon diagnose --only numa-levels (patched kernel: none)", "diagnose",
+                 ["--root", nps3, "--kernel", "patched", "diagnose", "--only", "numa-levels", "--json"])
+    check("... nothing found, only numa-levels checked", d.get("findings") == [] and d.get("checked") == ["numa-levels"], d)
+    d = validate("vm diagnose --sample (a recorded tree sampled as if live)", "diagnose",
+                 ["--root", vm, "diagnose", "--sample", "--duration", "0.2", "--only", "smt-stacking", "--json"])
+    check("... live, sampled, no findings on an idle tree", d.get("live") is True and d.get("findings") == [], d)
+    m = json.loads(run("--root", nps3, "diagnose", "--json")[1])
+    m["findings"][0].pop("cpus")
+    check("the schema rejects a finding without cpus", json_contract.errors(m, "diagnose"), m)
+    rc, out, err = run("--root", vm, "diagnose", "--only", "nosuchkind")
+    check("diagnose --only with an unknown kind: exit 2, the kinds named", rc == 2 and "smt-stacking" in err, err)
+
     # A validator that cannot fail would prove nothing: renamed or missing keys are caught.
     d = json.loads(run("--root", vm, "plan", "--json")[1])
     for what, mutate in (("schema 2", lambda x: x.update(schema=2)),

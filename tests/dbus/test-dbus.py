@@ -307,7 +307,7 @@ try:
 
     rc, out = busctl("introspect", NAME, PATH, IFACE)
     want = ["ListProfiles", "SetProfile", "SetProfilePersistent", "AutoProfile", "Apply", "Revert", "Reload",
-            "ReloadConfiguration", "Plan", "Verify", "GetCpuDomains", "Metrics", "ActiveProfileSource",
+            "ReloadConfiguration", "Plan", "Verify", "GetCpuDomains", "Metrics", "Diagnose", "ActiveProfileSource",
             "Version", "State", "StateReasons", "ActiveProfile", "CpuVendor", "CpuFamily", "CpuModel", "CpuName",
             "Topology", "Settings", "KernelCapabilities", "IsolatedCpus", "HousekeepingCpus", "RebootRequired",
             "PendingKernelCmdline", "DomainLayout", "Applied", "Drift"]
@@ -316,7 +316,8 @@ try:
           f"missing {missing}")
     sig_ok = all(re.search(rf"^\.{m}\s+method\s+{re.escape(i)}\s+{re.escape(o)}\s", out, re.M) for m, i, o in [
         ("SetProfile", "sb", "-"), ("Plan", "s", "a(ssss)s"), ("Verify", "-", "ba(sss)"),
-        ("GetCpuDomains", "u", "a(ussas)"), ("ListProfiles", "-", "a(sss)")])
+        ("GetCpuDomains", "u", "a(ussas)"), ("ListProfiles", "-", "a(sss)"),
+        ("Diagnose", "u", "a(ssssdasass)as")])
     check("method signatures match DESIGN §6", sig_ok)
 
     rc, out = busctl("get-property", NAME, PATH, IFACE, "State", "ActiveProfile", "CpuVendor", "CpuFamily",
@@ -1282,6 +1283,34 @@ try:
                            for f in families)
           and all(ln.split()[2].endswith("_total") for ln in text.splitlines() if ln.startswith("# TYPE")
                   and ln.endswith(" counter")), text[:600])
+    check("Metrics(): topotune_diagnosis_findings for the kinds that need no sampling, before any Diagnose()",
+          sample(sm, "topotune_diagnosis_findings", kind="sched-ext") == 0
+          and sample(sm, "topotune_diagnosis_findings", kind="smt-stacking") is None, text[-1200:])
+    # Diagnose(): bounded, never blocking the loop, one at a time; its counts reach the metrics.
+    name, msg = call_error(mgr().Diagnose, dbus.UInt32(60001))
+    check("Diagnose(60001 ms): InvalidArgs, the 60 s bound named",
+          name == "org.freedesktop.DBus.Error.InvalidArgs" and "60000" in msg, (name, msg))
+    wr(mt, "proc/stat", "cpu  4 0 4 80 0 0 0 0\ncpu0 1 0 1 20 0 0 0 0\ncpu1 1 0 1 20 0 0 0 0\n")
+    first = subprocess.Popen(["busctl", f"--address={ADDR}", "--timeout=20", "call", NAME, PATH, IFACE,
+                              "Diagnose", "u", "1500"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True)
+    time.sleep(0.4)
+    t0 = time.time()
+    state = str(prop("State"))
+    answered = time.time() - t0
+    busy, _ = call_error(mgr().Diagnose, dbus.UInt32(100))
+    out = first.communicate(timeout=20)[0]
+    check("Diagnose(1500 ms): properties answer while it samples, a second call is Busy, the first replies",
+          state and answered < 0.5 and busy == "org.topotune1.Error.Busy" and first.returncode == 0
+          and out.startswith("a(ssssdasass)as "), (answered, busy, out[:300]))
+    findings, notes = mgr().Diagnose(dbus.UInt32(600), timeout=20)
+    kinds = [str(f[0]) for f in findings]
+    check("Diagnose(600 ms): a(ssssdasass) findings and notes; smt-stacking checked on the fake /proc",
+          all(k in ("numa-levels", "newidle-cross-node", "isolation-noisy", "sched-ext", "kernel", "smt-stacking")
+              for k in kinds) and not any("smt-stacking" in str(x) for x in notes), (findings, notes))
+    sm2 = samples(str(mgr().Metrics()))
+    check("Metrics(): the last Diagnose()'s smt-stacking count",
+          sample(sm2, "topotune_diagnosis_findings", kind="smt-stacking") == kinds.count("smt-stacking"),
+          [(k, v) for k, v in sm2.items() if "diagnosis" in k[0]])
     rc, out = ctl("metrics")
     check("topotunectl metrics (online): the daemon's text, same families as Metrics()",
           rc == 0 and text_string_to_metric_families is not None

@@ -33,7 +33,7 @@ set -u
 
 secs=${1:-30}
 [ $# -gt 0 ] && shift
-targets=${*:-cpulist cpuinfo profile kernel topology planner schedstat bus}
+targets=${*:-cpulist cpuinfo profile kernel topology planner schedstat diagnose bus}
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${FUZZ_BUILD_DIR:-$src/build-fuzz}
@@ -62,11 +62,12 @@ tsrc[kernel]="fuzz-kernel.c fuzz-tree.c";           tmods[kernel]="basic cpuid k
 tsrc[topology]="fuzz-topology.c fuzz-tree.c";       tmods[topology]="basic cpuid topology kernel profile planner"
 tsrc[planner]="fuzz-planner.c ../unit/topo-build.c"; tmods[planner]="basic cpuid topology kernel profile planner"
 tsrc[schedstat]="fuzz-schedstat.c fuzz-tree.c ../unit/topo-build.c"; tmods[schedstat]="basic cpuid topology kernel profile planner"
-tsrc[bus]="fuzz-bus.c fuzz-tree.c";                 tmods[bus]="basic cpuid topology kernel profile planner session applier netlink service"
+tsrc[diagnose]="fuzz-diagnose.c";                   tmods[diagnose]="basic cpuid topology kernel profile planner diagnose"
+tsrc[bus]="fuzz-bus.c fuzz-tree.c";                 tmods[bus]="basic cpuid topology kernel profile planner diagnose session applier netlink service"
 
 pkgs="libcpuid inih libsystemd libnl-3.0"
 incs="-I$src -I$src/tests/fuzz -I$src/tests/unit"
-for m in basic cpuid topology kernel profile planner session applier netlink service; do
+for m in basic cpuid topology kernel profile planner diagnose session applier netlink service; do
 	incs="$incs -I$src/agent/$m"
 done
 san="-fsanitize=address,undefined -fno-sanitize-recover=all"

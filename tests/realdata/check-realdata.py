@@ -1030,12 +1030,60 @@ def unpack(tarball, dest):
                 os.symlink(m.linkname, path)
 
 
+# ---------------------------------------------------------------------------
+# topotunectl diagnose on real dumps: the firmware mode of S04 (SNC-2, as
+# hwloc's lstopo shows: two NUMANodes under each Package of an Intel part)
+# from `diagnose --root`, and a recorded sample built from S18's real
+# /proc/interrupts (112 CPU columns: README S18, 2 x Xeon Gold 6330, 28
+# cores x 2 threads each) through the isolation detector. The expected IRQ
+# and column counts are this script's own reading of the file.
+# ---------------------------------------------------------------------------
+def check_diagnose(report, args, roots):
+    root = roots.get("S04")
+    if root is None:
+        report.line("SKIP", "S04 diagnose: no S04")
+    else:
+        p = subprocess.run([args.topotunectl, "--root", root, "diagnose", "--json"],
+                           capture_output=True, text=True, timeout=120)
+        j = json.loads(p.stdout) if p.returncode in (0, 1) and p.stdout else {}
+        t = Target(report, "S04", j)
+        t.check("diagnose exit status", p.returncode in (0, 1), True, "0 nothing found, 1 findings")
+        t.check("diagnose firmware mode", j.get("firmware", {}).get("mode"), "SNC-2",
+                "hwloc memorysidecaches.console: 2 NUMANode per Package, Intel")
+        t.check("diagnose: smt-stacking needs a live machine",
+                any(n["kind"] == "smt-stacking" and "live machine" in n["why"] for n in j.get("not_checked", [])),
+                True, "a recorded tree has no samples over time")
+    root = roots.get("S18")
+    if root is None or not args.test_diagnose:
+        report.line("SKIP", "S18 recorded interrupts: %s" % ("no S18" if root is None else "no --test-diagnose"))
+        return
+    path = os.path.join(root, "proc/interrupts")
+    with open(path) as f:
+        lines = f.read().splitlines()
+    header = lines[0].split()
+    body = [ln for ln in lines[1:] if ln.strip()]
+    first_irq = next(ln.split(":")[0].strip() for ln in body if ln.split(":")[0].strip().isdigit())
+    p = subprocess.run([args.test_diagnose, "--interrupts", path], capture_output=True, text=True, timeout=60)
+    out = p.stdout
+    t = Target(report, "S18", {})
+    t.check("interrupts: parsed", p.returncode, 0, p.stderr.strip()[-200:] or "test-diagnose --interrupts")
+    t.check("interrupts: CPU columns", re.search(r"^cpus (\d+)$", out, re.M) and
+            int(re.search(r"^cpus (\d+)$", out, re.M).group(1)), len(header),
+            "the header's CPUn columns (README S18: 112 CPUs)")
+    t.check("interrupts: lines", re.search(r"^lines (\d+)$", out, re.M) and
+            int(re.search(r"^lines (\d+)$", out, re.M).group(1)), len(body), "the file's lines after the header")
+    t.check("isolation-noisy on the recorded sample names IRQ %s on CPU 3" % first_irq,
+            ("evidence: IRQ %s (" % first_irq) in out and "250 on isolated CPU 3" in out
+            and out.count("evidence: IRQ") == 1, True, "250 interrupts added to its CPU3 column")
+
+
 def main():
     here = os.path.dirname(os.path.abspath(__file__))
     default_data = os.path.normpath(os.path.join(here, "..", "..", "..", "shared", "realdata"))
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--topotunectl", required=True)
     ap.add_argument("--realdata", default=default_data)
+    ap.add_argument("--test-diagnose", help="build/tests/unit/test-diagnose, for the recorded-sample check")
     args = ap.parse_args()
     report = Report()
     data = args.realdata
@@ -1069,6 +1117,11 @@ def main():
                 fn(Target(report, dump, j, err), root, data)
             except Exception as e:  # a broken check must not hide the others
                 report.line("FAIL", "%s: check raised %s: %s" % (dump, type(e).__name__, e))
+
+        try:
+            check_diagnose(report, args, roots)
+        except Exception as e:
+            report.line("FAIL", "diagnose: check raised %s: %s" % (type(e).__name__, e))
 
         sysroot = roots.get("S15")
         for item in CPUID:

@@ -10,6 +10,7 @@
 
 #include "cpuid.h"
 #include "fileio.h"
+#include "fixes.h"
 #include "kernel.h"
 #include "strutil.h"
 #include "test.h"
@@ -352,7 +353,7 @@ static void test_control_table(void)
 		check_str(read, "absent");
 	}
 
-	/* KernelCapabilities: each control with a file, then the other facts, each name once. */
+	/* KernelCapabilities: each control with a file, the other facts, one per known fix, each name once. */
 	kernel_caps_patched(&k);
 	while ((name = kernel_caps_entry(&k, n_caps, &v))) {
 		for (size_t j = 0; j < n_caps; j++) {
@@ -362,8 +363,11 @@ static void test_control_table(void)
 		}
 		n_caps++;
 	}
-	check_int(n_caps, n_files + 8);
+	check_int(n_caps, n_files + 9 + _KERNEL_FIX_MAX);
 	check(kernel_caps_entry(&k, 0, &v) && v);
+	/* the patched 7.3.4 carries 82d6e01a0699; sched_ext is not running */
+	check(kernel_caps_entry(&k, n_files + 8, &v) && streq(kernel_caps_entry(&k, n_files + 8, &v), "sched_ext") && !v);
+	check(streq(kernel_caps_entry(&k, n_files + 9, &v), "fix_82d6e01a0699") && v);
 	/* The memory-tiering modes of numa_balancing need 5.18. */
 	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "5.15.0-91-generic"), 1);
 	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "6.1.0-13-amd64"), 3);
