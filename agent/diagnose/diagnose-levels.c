@@ -240,10 +240,6 @@ int diagnose_newidle(const NewidleInput *in, Diagnosis *d)
 	}
 	if ((double)gained >= 10 * in->seconds)
 		f.severity = DIAGNOSE_WARNING;
-	if (in->after->smt_buddy_version > 0 && in->before->smt_buddy_version > 0 &&
-	    in->after->smt_buddy[3] >= in->before->smt_buddy[3])
-		r = evidence_add(&f, strprintf("/proc/sched_smt_buddy_stat: newidle_stopped +%llu",
-					       (unsigned long long)(in->after->smt_buddy[3] - in->before->smt_buddy[3])));
 	f.seconds = in->seconds;
 	f.summary = strprintf("%.1f tasks/s pulled across NUMA nodes by newly idle CPUs (%llu in %.1f s; %llu "
 			      "newidle balances at cross-node levels, %.0f%% found nothing to pull)",
