@@ -70,8 +70,14 @@ static const char *const write_kind_table[_WRITE_KIND_MAX] = {
 DEFINE_STRING_TABLE_LOOKUP(write_kind, WriteKind);
 
 #define SLICE_DIR "sys/fs/cgroup/" ISOLATION_SLICE
-#define GRUB_DIR "etc/default/grub.d"
-#define GRUB_DROPIN GRUB_DIR "/topotune.cfg"
+/*
+ * With manage_bootloader the daemon writes data, not shell: the relax level
+ * alone, in run/topotune/bootloader.request. topotune-bootloader.path starts
+ * the service whose helper (units/update-bootloader) validates it and
+ * renders /etc/default/grub.d/topotune.cfg itself; the daemon's sandbox
+ * cannot write grub.d, which update-grub sources as root.
+ */
+#define BOOT_REQUEST STATE_DIR "/bootloader.request"
 
 static int io_read(void *u, int root_fd, const char *path, char **ret)
 {
@@ -332,8 +338,7 @@ static const struct {
 	WriteKind kind;
 	const char *path;
 } allowed_writes[] = {
-	{ WRITE_FILE, GRUB_DROPIN },
-	{ WRITE_MKDIR, GRUB_DIR },
+	{ WRITE_FILE, BOOT_REQUEST },
 	{ WRITE_SYSTEMD, SYSTEMD_ALLOWED },
 	{ WRITE_UNIT, SYSTEMD_UNIT },
 	{ WRITE_SUBTREE, ROOT_SUBTREE },
@@ -341,6 +346,24 @@ static const struct {
 	{ WRITE_PLAIN, SLICE_CPUS },
 	{ WRITE_PARTITION, SLICE_PARTITION },
 };
+
+/*
+ * A boot loader request is one relax level and a newline, nothing else:
+ * "2\n". units/update-bootloader checks the same before rendering it.
+ */
+static bool boot_request_valid(const char *value)
+{
+	int v = 0;
+	size_t n = 0;
+
+	if (!value)
+		return true;   /* absent: no request */
+	for (; value[n] >= '0' && value[n] <= '9'; n++)
+		v = v * 10 + (value[n] - '0');
+	/* "0\n" to "15\n": no sign, no leading zero. */
+	return n >= 1 && n <= 2 && !(n == 2 && value[0] == '0') && v <= BOOT_RELAX_LEVEL_MAX &&
+	       streq(value + n, "\n");
+}
 
 /*
  * Is this a write the planner makes? The planner's writes go through push(),
@@ -380,6 +403,10 @@ static const char *write_refused(WriteKind kind, const char *path, const char *v
 	case WRITE_MKDIR:
 		if (value && !streq(value, "dir"))
 			return "not a directory record";
+		break;
+	case WRITE_FILE:
+		if (!boot_request_valid(value))
+			return "not a boot loader request (a relax level and a newline)";
 		break;
 	case WRITE_UNIT:
 		if (value && !streq(value, "active") && !streq(value, "inactive"))
@@ -987,21 +1014,18 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 			continue;
 		if (st->action == STEP_PENDING_REBOOT && a->manage_bootloader && plan->kernel_cmdline &&
 		    !startswith(plan->kernel_cmdline, "-")) {
-			_cleanup_free_ char *v = strprintf(
-				"# Written by topotune (manage_bootloader = yes); removed on revert.\n"
-				"GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT %s\"\n", plan->kernel_cmdline);
+			_cleanup_free_ char *v = NULL;
+			int level, n = -1;
 
-			if (!v) {
-				r = -ENOMEM;
+			/* The one parameter topotune puts on the command line, and nothing else. */
+			if (sscanf(plan->kernel_cmdline, "relax_domain_level=%d%n", &level, &n) != 1 ||
+			    n != (int)strlen(plan->kernel_cmdline) || level < 0 || level > BOOT_RELAX_LEVEL_MAX) {
+				r = -EINVAL;
 				continue;
 			}
 			/*
-			 * Debian's grub-mkconfig reads /etc/default/grub.d/ *.cfg; a
-			 * GRUB without that directory gets it (removed on revert;
-			 * the packages ship it, as the unit's sandbox cannot make
-			 * it). Without /etc/default/grub (grub-pc and grub-efi
-			 * make it) this is no GRUB we handle, whether or not
-			 * grub.d exists: the command line stays pending
+			 * Without /etc/default/grub (grub-pc and grub-efi make it)
+			 * this is no GRUB we handle: the command line stays pending
 			 * (PendingKernelCmdline) and everything else is applied.
 			 */
 			if (!path_exists_at(a->root_fd, "etc/default/grub")) {
@@ -1009,9 +1033,12 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 					   "add %s to the kernel command line yourself", plan->kernel_cmdline);
 				continue;
 			}
-			r = push(l, st->setting, WRITE_MKDIR, GRUB_DIR, "dir", st->why);
-			if (r >= 0)
-				r = push(l, st->setting, WRITE_FILE, GRUB_DROPIN, v, st->why);
+			v = strprintf("%d\n", level);
+			if (!v) {
+				r = -ENOMEM;
+				continue;
+			}
+			r = push(l, st->setting, WRITE_FILE, BOOT_REQUEST, v, st->why);
 			continue;
 		}
 		if (st->action != STEP_SET)

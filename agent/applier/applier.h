@@ -18,7 +18,7 @@ typedef enum WriteKind {
 	WRITE_SUBTREE,      /* cgroup.subtree_control "+cpuset" / "-cpuset" */
 	WRITE_PARTITION,    /* cpuset.cpus.partition */
 	WRITE_MKDIR,        /* a cgroup directory we created */
-	WRITE_FILE,         /* a file we created (bootloader drop-in) */
+	WRITE_FILE,         /* a file we created (the boot loader request) */
 	WRITE_SYSTEMD,      /* AllowedCPUs= of the slice through systemd */
 	WRITE_UNIT,         /* the slice unit started ("active") or stopped ("inactive") through systemd */
 	_WRITE_KIND_MAX,
@@ -96,6 +96,8 @@ WriteKind write_kind_from_string(const char *s) _pure_;
 #define ISOLATION_SLICE "topotune.slice"
 #define STATE_DIR "run/topotune"
 #define STATE_FILE "run/topotune/state"
+/* The highest relax level a boot loader request may carry (as the settings table allows). */
+#define BOOT_RELAX_LEVEL_MAX 15
 
 int applier_new(int root_fd, const ApplierIo *io, const ApplierHooks *hooks, Applier **ret);
 Applier *applier_free(Applier *a);

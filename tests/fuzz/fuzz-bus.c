@@ -1031,7 +1031,7 @@ static const char *const world_paths[] = {
 	"usr/lib/topotune/profiles/latency.ini",
 	"run/topotune/state",
 	"proc/schedstat",
-	"etc/default/grub.d/topotune.cfg",
+	"run/topotune/bootloader.request",
 };
 
 static const char *const world_values[] = {

@@ -748,7 +748,11 @@ static void test_diff(void)
 	rm_rf(tmpl);
 }
 
-/* No runtime relax control: with manage_bootloader the drop-in is written, revert removes it. */
+/*
+ * No runtime relax control: with manage_bootloader the boot loader request
+ * (the level alone) is written, revert removes it. The daemon never writes
+ * /etc/default/grub.d: units/update-bootloader renders the drop-in.
+ */
 static void test_bootloader(void)
 {
 	char tmpl[] = "/tmp/test-applier-XXXXXX";
@@ -778,6 +782,7 @@ static void test_bootloader(void)
 	a->manage_bootloader = true;
 	check_int(applier_apply(a, p), 0);
 	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
+	check(!path_exists_at(fd, "run/topotune/bootloader.request"));
 	check(applier_revert(a) == 0);
 	a = applier_free(a);
 	p = plan_free(p);
@@ -801,24 +806,25 @@ static void test_bootloader(void)
 	check(applier_new(fd, NULL, NULL, &a) == 0);
 	/* Without manage_bootloader nothing is written. */
 	check_int(applier_apply(a, p), 0);
-	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
+	check(!path_exists_at(fd, "run/topotune/bootloader.request"));
 	a->manage_bootloader = true;
 	check_int(applier_apply(a, p), 1);
-	dropin = file(fd, "etc/default/grub.d/topotune.cfg");
-	check(dropin && strstr(dropin, "GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT relax_domain_level=2\""));
-	check(applier_revert(a) == 0);
+	/* Data, not shell: the level and a newline; grub.d is left to the helper. */
+	check_str(dropin = file(fd, "run/topotune/bootloader.request"), "2\n");
 	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
+	check(applier_revert(a) == 0);
+	check(!path_exists_at(fd, "run/topotune/bootloader.request"));
 	after = snapshot(fd);
 	check_str(after, before);
 
-	/* A GRUB without /etc/default/grub.d: the directory is made for the drop-in, and goes on revert. */
+	/* A GRUB without /etc/default/grub.d: still only the request; grub.d is not made. */
 	check(unlinkat(fd, "etc/default/grub.d/.keep", 0) == 0 && unlinkat(fd, "etc/default/grub.d", AT_REMOVEDIR) == 0);
 	free(before);
 	before = snapshot(fd);
-	check_int(applier_apply(a, p), 2);
+	check_int(applier_apply(a, p), 1);
+	check(!path_exists_at(fd, "etc/default/grub.d"));
 	free(dropin);
-	dropin = file(fd, "etc/default/grub.d/topotune.cfg");
-	check(dropin && strstr(dropin, "relax_domain_level=2"));
+	check_str(dropin = file(fd, "run/topotune/bootloader.request"), "2\n");
 	check(applier_revert(a) == 0);
 	free(after);
 	after = snapshot(fd);
@@ -966,7 +972,7 @@ static void test_links_out(const char *target_kind)
 	check(applier_revert(a) == 0);
 	a = applier_free(a);
 
-	/* 3. The bootloader drop-in is a link to a passwd-like file. */
+	/* 3. The boot loader request is a link to a passwd-like file. */
 	{
 		_cleanup_(topology_freep) Topology *t = NULL;
 		_cleanup_(plan_freep) Plan *pb = NULL;
@@ -980,8 +986,7 @@ static void test_links_out(const char *target_kind)
 		PlanInput in;
 
 		put(fd, "etc/default/grub", "GRUB_DEFAULT=0\n");
-		put(fd, "etc/default/grub.d/.keep", "");
-		check(symlinkat(target, fd, "etc/default/grub.d/topotune.cfg") == 0);
+		check(symlinkat(absolute ? victim : target + 3, fd, "run/topotune/bootloader.request") == 0);
 		check(topo_build(&small, &t) == 0);
 		kernel_caps_stock(&k);
 		in = (PlanInput) { &intel, t, &k, &s, "t" };
@@ -989,7 +994,7 @@ static void test_links_out(const char *target_kind)
 		check(applier_new(fd, NULL, NULL, &a) == 0);
 		a->manage_bootloader = true;
 		check_int(applier_apply(a, pb), -ELOOP);
-		check_ctx(target_kind, a->error && strstr(a->error, "/etc/default/grub.d/topotune.cfg"));
+		check_ctx(target_kind, a->error && strstr(a->error, "/run/topotune/bootloader.request"));
 		kernel_caps_done(&k);
 	}
 	check_victim(victim);
