@@ -365,6 +365,38 @@ static bool boot_request_valid(const char *value)
 	       streq(value + n, "\n");
 }
 
+/* A number file's value (a sysctl, cgroup v1's relax level): one integer, blanks around it. */
+static bool control_value_valid(const KernelControl *c, const char *value)
+{
+	_cleanup_free_ char *t = strdup(value);
+	int v;
+
+	/* kernel_control_decode() strips: a newline inside would end the number. */
+	return t && !strpbrk(strip(t), WHITESPACE) && kernel_control_decode(c, t, &v) >= 0;
+}
+
+/* A cpulist ("", "2,8", "0-11") with blanks around it. */
+static bool cpulist_valid(const char *value)
+{
+	_cleanup_free_ char *t = strdup(value);
+	CpuSet set = {};
+	int r;
+
+	if (!t || strpbrk(strip(t), WHITESPACE))
+		return false;
+	r = cpuset_parse_list(t, &set, NULL);
+	cpuset_done(&set);
+	return r >= 0;
+}
+
+/* What cpuset.cpus.partition holds, as topotune writes it back. */
+static bool partition_valid(const char *value)
+{
+	_cleanup_free_ char *t = strdup(value);
+
+	return t && (streq(strip(t), "member") || streq(t, "root") || streq(t, "isolated"));
+}
+
 /*
  * Is this a write the planner makes? The planner's writes go through push(),
  * which asks here too; a record from disk is checked against the same list
@@ -391,6 +423,22 @@ static const char *write_refused(WriteKind kind, const char *path, const char *v
 	}
 	if (!listed)
 		return "not a path topotune writes";
+	/*
+	 * Every value parses as what it is, as the plan's values do: a record's
+	 * original is written back verbatim, so garbage or shell there would
+	 * reach the kernel or the boot loader. NULL (absent) is only for files
+	 * and directories we create.
+	 */
+	if (value && control && kind == WRITE_PLAIN && !control_value_valid(control, value))
+		return "not a value of the control (a number)";
+	if (value && !control && kind == WRITE_PLAIN && !cpulist_valid(value))
+		return "not a CPU list";
+	if (value && kind == WRITE_SYSTEMD && !cpulist_valid(value))
+		return "not a CPU list";
+	if (value && kind == WRITE_PARTITION && !partition_valid(value))
+		return "not a partition type (member, root, isolated)";
+	if (!value && kind != WRITE_FILE && kind != WRITE_MKDIR && kind != WRITE_UNIT)
+		return "no value";
 	/* A feature token is the control's own (a record's original may be "": no token). */
 	if (control && kind == WRITE_FEATURE && value && *value &&
 	    (kernel_control_decode(control, value, &v) < 0 || strchr(value, ' ')))

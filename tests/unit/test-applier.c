@@ -912,6 +912,83 @@ static void test_recover_aside(void)
 	rm_rf(tmpl);
 }
 
+/*
+ * A record whose values are shell or garbage (issue 29): every value passes
+ * the parser a plan's value passes, or its line is set aside and reported,
+ * never written. One good line shows that the rest still gets restored.
+ */
+static void test_recover_garbage(void)
+{
+	static const char *const bad[] = {
+		/* sysctls: the control's number, nothing else */
+		"change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =1;reboot%0A =3 =x\n",
+		"change plain 1 numa_balancing =proc/sys/kernel/numa_balancing =%24(id) =1 =x\n",
+		"change plain 1 smt_buddy_assist =proc/sys/kernel/sched_smt_buddy_assist =1%0A2 =0 =x\n",
+		"change plain 1 smt_buddy_assist =proc/sys/kernel/sched_smt_buddy_assist = =0 =x\n",
+		"change plain 1 relax_domain_level =sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level =abc =2 =x\n",
+		/* the slice's CPUs and partition */
+		"change plain 1 isolated_cpus =sys/fs/cgroup/topotune.slice/cpuset.cpus =0-3%0Arm%20-rf =2 =x\n",
+		"change systemd 1 isolated_cpus =systemd:topotune.slice/AllowedCPUs =x%3By =2 =x\n",
+		"change partition 1 isolated_cpus =sys/fs/cgroup/topotune.slice/cpuset.cpus.partition =threaded =isolated =x\n",
+		/* the boot loader request: shell where a level belongs */
+		"change file 1 relax_domain_level =run/topotune/bootloader.request "
+		"=GRUB_CMDLINE_LINUX_DEFAULT%3D%22%24(touch%20/pwned)%22%0A =2%0A =x\n",
+		"change file 1 relax_domain_level =run/topotune/bootloader.request ! =2%3Breboot%0A =x\n",
+	};
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_(recovery_done) Recovery rec = {};
+	_cleanup_free_ char *smt = NULL;
+	StrBuf b = {};
+	char *text = NULL;
+
+	put(fd, "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level", "2\n");
+	put(fd, "sys/fs/cgroup/topotune.slice/cpuset.cpus", "2\n");
+	put(fd, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition", "isolated\n");
+	put(fd, "run/topotune/bootloader.request", "2\n");
+	put(fd, "proc/sys/kernel/sched_relax_domain_level", "3\n");
+	put(fd, "proc/sys/kernel/numa_balancing", "1\n");
+	strbuf_append(&b, "# topotune write-ahead record v1: kind done setting path old new why\n");
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		strbuf_append(&b, bad[i]);
+	strbuf_append(&b, "change plain 1 smt_buddy_assist =proc/sys/kernel/sched_smt_buddy_assist =1%0A =0 =good\n");
+	check(strbuf_steal(&b, &text) >= 0);
+	put(fd, STATE_FILE, text);
+	free(text);
+
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_recover(a, &rec), 0);
+	check_int(rec.found, ELEMENTSOF(bad) + 1);
+	check_int(rec.restored, 1);
+	check_int(strv_length(rec.problems), ELEMENTSOF(bad));
+	for (size_t i = 0; rec.problems && rec.problems[i]; i++)
+		check_ctx(rec.problems[i], strstr(rec.problems[i], "/run/topotune/state:") &&
+					   strstr(rec.problems[i], "left alone"));
+	/* Nothing written: the tree is as it was but for the record, now aside. */
+	check(!path_exists_at(fd, STATE_FILE));
+	check(rec.aside != NULL);
+	{
+		static const char *const files[][2] = {
+			{ "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level", "2\n" },
+			{ "sys/fs/cgroup/topotune.slice/cpuset.cpus", "2\n" },
+			{ "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition", "isolated\n" },
+			{ "run/topotune/bootloader.request", "2\n" },
+			{ "proc/sys/kernel/sched_relax_domain_level", "3\n" },
+			{ "proc/sys/kernel/numa_balancing", "1\n" },
+		};
+
+		for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+			_cleanup_free_ char *got = file(fd, files[i][0]);
+
+			check_ctx(files[i][0], got && streq(got, files[i][1]));
+		}
+	}
+	/* The one good line is restored. */
+	check_str(smt = file(fd, "proc/sys/kernel/sched_smt_buddy_assist"), "1\n");
+	rm_rf(tmpl);
+}
+
 /* The file outside the root, read with plain stdio: the test's view, not the agent's. */
 static void check_victim(const char *victim)
 {
@@ -1062,6 +1139,7 @@ int main(void)
 	test_empty_root();
 	test_bootloader();
 	test_recover_aside();
+	test_recover_garbage();
 	test_links_out("absolute");
 	test_links_out("relative");
 	/* The same where the kernel has no openat2(). */
