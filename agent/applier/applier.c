@@ -520,32 +520,57 @@ static int add_change(Applier *a, ChangeRecord *c)
 	return 0;
 }
 
+/*
+ * The next line of @*p, cut in place (its newline becomes the end); NULL at
+ * the end of the text. One pass over the text, whatever its number of lines.
+ */
+static char *next_line(char **p)
+{
+	char *l = *p, *nl;
+
+	if (!l || !*l)
+		return NULL;
+	nl = strchr(l, '\n');
+	if (nl) {
+		*nl = '\0';
+		*p = nl + 1;
+	} else
+		*p = l + strlen(l);
+	return l;
+}
+
+/* The record as read_file_beneath() gives it, within STATE_FILE_MAX bytes. */
+static int read_record(Applier *a, char **ret)
+{
+	return read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, STATE_FILE_MAX, ret, NULL);
+}
+
 int applier_load_state(Applier *a)
 {
 	_cleanup_free_ char *text = NULL;
-	_cleanup_strv_free_ char **lines = NULL;
 	unsigned lineno = 0;
+	char *p, *l;
 	int r;
 
 	assert(a);
 
-	r = read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, 0, &text, NULL);
+	r = read_record(a, &text);
 	if (r == -ENOENT)
 		return 0;
+	if (r == -EFBIG)
+		return fail(a, r, "/" STATE_FILE ": larger than %u bytes: not a record topotune writes",
+			    STATE_FILE_MAX);
 	if (r < 0)
 		return fail(a, r, "/" STATE_FILE ": %s", strerror(-r));
-	r = strv_split(text, "\n", &lines);
-	if (r < 0)
-		return r;
 
-	STRV_FOREACH(l, lines) {
+	for (p = text; (l = next_line(&p));) {
 		ChangeRecord c = {};
 		const char *bad;
 
 		lineno++;
-		if ((*l)[0] == '#')
+		if (l[0] == '#' || !l[0])
 			continue;
-		r = parse_line(a, *l, &c, &bad);
+		r = parse_line(a, l, &c, &bad);
 		if (r < 0)
 			return r;
 		if (bad)
@@ -619,30 +644,48 @@ static int set_aside(Applier *a, const char *text, char **ret_path)
 	return fail(a, -EEXIST, "/" STATE_DIR "/state.failed-%s: too many", stamp);
 }
 
+/*
+ * One problem for StateReasons; past RECOVERY_PROBLEMS_MAX they are only
+ * counted: the file aside has every line, and a record of 200,000 bad lines
+ * must not become 13 MB of a D-Bus property.
+ */
 static void recovery_problem(Recovery *rec, const char *fmt, ...) _printf_(2, 3);
 static void recovery_problem(Recovery *rec, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (rec->n_problems++ >= RECOVERY_PROBLEMS_MAX)
+		return;
 	va_start(ap, fmt);
 	(void)strv_push(&rec->problems, vstrprintf(fmt, ap));
 	va_end(ap);
 }
 
+/* "... and N more", once, after the last problem. */
+static void recovery_problems_end(Recovery *rec)
+{
+	unsigned more = rec->n_problems > RECOVERY_PROBLEMS_MAX ? rec->n_problems - RECOVERY_PROBLEMS_MAX : 0;
+
+	if (more > 0)
+		(void)strv_push(&rec->problems,
+				strprintf("... and %u more problem%s of the record (all of them in %s)", more,
+					  more == 1 ? "" : "s", strna(rec->aside)));
+}
+
 int applier_recover(Applier *a, Recovery *ret)
 {
 	_cleanup_free_ char *text = NULL;
-	_cleanup_strv_free_ char **lines = NULL;
 	Recovery rec = {};
 	StrBuf aside = {};
 	unsigned lineno = 0;
 	size_t kept = 0;
+	char *cur, *l;
 	int r;
 
 	assert(a);
 
 	*ret = (Recovery) {};
-	r = read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, 0, &text, NULL);
+	r = read_record(a, &text);
 	if (r == -ENOENT)
 		return 0;
 	strbuf_append(&aside, "# topotune: what recovery could not restore, or refused; nothing reads this file again\n");
@@ -651,31 +694,32 @@ int applier_recover(Applier *a, Recovery *ret)
 	if (r < 0) {
 		/* Not a record we can read (a link, a FIFO, too big): out of the way, whole, untouched. */
 		strbuf_done(&aside);
-		recovery_problem(&rec, "/" STATE_FILE ": %s", strerror(-r));
+		if (r == -EFBIG)
+			recovery_problem(&rec, "/" STATE_FILE ": larger than %u bytes: not a record topotune writes, "
+					 "nothing restored", STATE_FILE_MAX);
+		else
+			recovery_problem(&rec, "/" STATE_FILE ": %s", strerror(-r));
 		if (set_aside(a, NULL, &rec.aside) < 0)
 			recovery_problem(&rec, "%s", strna(a->error));
 		*ret = rec;
 		return 0;
 	}
-	r = strv_split(text, "\n", &lines);
-	if (r < 0)
-		goto fail;
 
-	STRV_FOREACH(l, lines) {
+	for (cur = text; (l = next_line(&cur));) {
 		ChangeRecord c = {};
 		const char *bad;
 
 		lineno++;
-		if ((*l)[0] == '#' || !(*l)[0])
+		if (l[0] == '#' || !l[0])
 			continue;
 		rec.found++;
-		r = parse_line(a, *l, &c, &bad);
+		r = parse_line(a, l, &c, &bad);
 		if (r < 0)
 			goto fail;
 		if (bad) {
 			/* Never touched: the line goes aside as it was. */
 			recovery_problem(&rec, "/" STATE_FILE ":%u: %s, left alone", lineno, bad);
-			strbuf_appendf(&aside, "%s\n", *l);
+			strbuf_appendf(&aside, "%s\n", l);
 			kept++;
 			continue;
 		}
@@ -719,6 +763,7 @@ int applier_recover(Applier *a, Recovery *ret)
 		if (r < 0) {
 			/* The record stays where it is; the next start tries again. */
 			recovery_problem(&rec, "cannot keep it aside: %s", a->error ?: strerror(-r));
+			recovery_problems_end(&rec);
 			*ret = rec;
 			return 0;
 		}
@@ -727,6 +772,7 @@ int applier_recover(Applier *a, Recovery *ret)
 	r = unlink_beneath(a->root_fd, STATE_FILE, false);
 	if (r < 0 && r != -ENOENT)
 		recovery_problem(&rec, "/" STATE_FILE ": cannot remove it: %s", strerror(-r));
+	recovery_problems_end(&rec);
 	*ret = rec;
 	return 0;
 fail:

@@ -268,12 +268,13 @@ char *strv_join(char *const *l, const char *sep)
 int strv_split(const char *s, const char *sep, char ***ret)
 {
 	_cleanup_strv_free_ char **l = NULL;
-	int r;
+	size_t n_words = 0, alloc = 1;
 
 	assert(sep);
 	assert(ret);
 
-	l = calloc(1, sizeof(char *));
+	/* Counted here, the array doubled: one pass, whatever the number of words. */
+	l = calloc(alloc, sizeof(char *));
 	if (!l)
 		return -ENOMEM;
 
@@ -284,11 +285,18 @@ int strv_split(const char *s, const char *sep, char ***ret)
 		n = strcspn(s, sep);
 		if (n == 0)
 			break;
-		r = strv_push(&l, strndup(s, n));
-		if (r < 0)
-			return r;
-		if (!l[strv_length(l) - 1])
+		if (n_words + 2 > alloc) {
+			char **c = reallocarray(l, alloc * 2, sizeof(char *));
+
+			if (!c)
+				return -ENOMEM;
+			l = c;
+			alloc *= 2;
+		}
+		l[n_words] = strndup(s, n);
+		if (!l[n_words])
 			return -ENOMEM;
+		l[++n_words] = NULL;
 		s += n;
 	}
 	*ret = TAKE_PTR(l);
