@@ -125,6 +125,29 @@ static bool ini_section_known(const IniFile *ini, const char *name)
 	return false;
 }
 
+/*
+ * How much of @s an error quotes: at most QUOTE_MAX bytes, cut at a UTF-8
+ * character boundary (messages travel over D-Bus, which wants UTF-8).
+ * Quote with "'%.*s%s'", quote_len(s), s, quote_more(s).
+ */
+#define QUOTE_MAX 80
+static int quote_len(const char *s)
+{
+	size_t n = strnlen(s, QUOTE_MAX + 1);
+
+	if (n <= QUOTE_MAX)
+		return (int)n;
+	n = QUOTE_MAX;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return (int)n;
+}
+
+static const char *quote_more(const char *s)
+{
+	return s[quote_len(s)] ? "..." : "";
+}
+
 /* Cut a comment: at the line start, or after white space ("a = b # c"). */
 static void cut_comment(char *s)
 {
@@ -142,15 +165,17 @@ static int ini_section_header(IniFile *ini, const char *line)
 
 	end = strchr(line, ']');
 	if (!end)
-		return ini_error(ini, -EINVAL, "unterminated section header '%s'", line);
+		return ini_error(ini, -EINVAL, "unterminated section header '%.*s%s'", quote_len(line), line,
+				 quote_more(line));
 	if (end[1])
-		return ini_error(ini, -EINVAL, "unexpected text after section header: '%s'", end + 1);
+		return ini_error(ini, -EINVAL, "unexpected text after section header: '%.*s%s'", quote_len(end + 1),
+				 end + 1, quote_more(end + 1));
 
 	name = strndup(line + 1, (size_t)(end - line - 1));
 	if (!name)
 		return ini_error(ini, -ENOMEM, "out of memory");
 	if (!ini_section_known(ini, name))
-		return ini_error(ini, -EINVAL, "unknown section [%s]", name);
+		return ini_error(ini, -EINVAL, "unknown section [%.*s%s]", quote_len(name), name, quote_more(name));
 
 	free(ini->section);
 	ini->section = TAKE_PTR(name);
@@ -198,7 +223,8 @@ static char *line_reader(char *buf, int size, void *stream)
 			line[0] = '\0';
 		}
 	} else if (line[0] && !strchr(line, '=')) {
-		ini_error(ini, -EINVAL, "expected '[section]' or 'key = value', got '%s'", line);
+		ini_error(ini, -EINVAL, "expected '[section]' or 'key = value', got '%.*s%s'", quote_len(line), line,
+			  quote_more(line));
 		if (!error_sink)
 			return NULL;
 		line[0] = '\0';
@@ -305,6 +331,19 @@ int ini_parse_text(const char *text, const char *file, const IniSyntax *syntax, 
 	return 0;
 }
 
+int config_text_check(const char *file, const char *text, size_t size, char **ret_error)
+{
+	const char *nul = memchr(text, '\0', size);
+	unsigned line = 1;
+
+	if (!nul)
+		return 0;
+	for (const char *p = text; p < nul; p++)
+		line += *p == '\n';
+	return error_message(ret_error, -EBADMSG, "%s:%u: NUL byte: not a text file, refused (inih would stop reading there)",
+			     file, line);
+}
+
 static const ConfigCandidate *candidates;
 static size_t n_candidates;
 
@@ -327,6 +366,7 @@ int config_file_read(int root_fd, const char *dir, const char *name, char **ret_
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
 	const ConfigCandidate *c;
+	size_t size = 0;
 	int r;
 
 	path = name ? strprintf("/%s/%s", dir, name) : strprintf("/%s", dir);
@@ -344,7 +384,7 @@ int config_file_read(int root_fd, const char *dir, const char *name, char **ret_
 	}
 
 	/* O_NONBLOCK and regular files only: a FIFO here must not hang the daemon or the CLI. */
-	r = read_file_at(root_fd, path, CONFIG_FILE_MAX, &text, NULL);
+	r = read_file_at(root_fd, path, CONFIG_FILE_MAX, &text, &size);
 	if (r == -ENOENT)
 		return r;
 	if (r == -EBADFD)
@@ -355,6 +395,9 @@ int config_file_read(int root_fd, const char *dir, const char *name, char **ret_
 		errno = -r;
 		return error_message(ret_error, r, "%s: %m", path);
 	}
+	r = config_text_check(path, text, size, ret_error);
+	if (r < 0)
+		return r;
 
 	*ret_text = TAKE_PTR(text);
 	*ret_file = TAKE_PTR(path);

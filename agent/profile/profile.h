@@ -171,6 +171,12 @@ int settings_resolve(HardwareRule *const *rules, size_t n_rules, const MatchFact
 #define PROFILE_NAME_MAX 251
 
 /*
+ * Is @size bytes of @text a text inih can read whole? A NUL byte would end
+ * it there silently: -EBADMSG with "FILE:LINE: ..." in *ret_error.
+ */
+int config_text_check(const char *file, const char *text, size_t size, char **ret_error);
+
+/*
  * [A-Za-z0-9_.-]{1,PROFILE_NAME_MAX}, not starting with '.': the only names
  * profile_load() accepts.
  */
