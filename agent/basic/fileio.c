@@ -350,8 +350,19 @@ int read_file_beneath(int dir_fd, const char *path, FileResolve how, size_t max,
 		if (alloc - size < 2) {
 			char *p;
 
-			if (alloc >= max + 1)
+			if (alloc >= max + 1) {
+				char extra;
+
+				/* Exactly @max bytes is still within @max: only a byte more is too big. */
+				n = read(fd, &extra, 1);
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n < 0)
+					return negative_errno();
+				if (n == 0)
+					break;
 				return -EFBIG;
+			}
 			alloc = MIN(alloc * 2, max + 1);
 			p = realloc(buf, alloc);
 			if (!p)

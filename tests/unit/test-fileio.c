@@ -263,11 +263,37 @@ static void test_no_openat2(int err, const char *mode)
 	check_ctx(mode, WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* A file of exactly @max bytes is within @max; one byte more is not (issue 29). */
+static void test_max_size(void)
+{
+	_cleanup_free_ char *data = malloc(8193), *got = NULL;
+	size_t size = 0;
+
+	check(data != NULL);
+	if (!data)
+		return;
+	memset(data, 'a', 8192);
+	data[8192] = '\0';
+	put(root, "max/exact", data);
+	check_int(read_file_at(root_fd, "max/exact", 8192, &got, &size), 0);
+	check_int(size, 8192);
+	free(got);
+	got = NULL;
+	check_int(read_file_at(root_fd, "max/exact", 8191, &got, NULL), -EFBIG);
+	put(root, "max/small", "abc");
+	check_int(read_file_at(root_fd, "max/small", 3, &got, &size), 0);
+	check_int(size, 3);
+	free(got);
+	got = NULL;
+	check_int(read_file_at(root_fd, "max/small", 2, &got, NULL), -EFBIG);
+}
+
 int main(void)
 {
 	_cleanup_free_ char *cmd = NULL;
 
 	setup();
+	test_max_size();
 	test_read("openat2");
 	test_write("openat2");
 	test_fifo("openat2");
