@@ -528,7 +528,8 @@ int write_string_at(int dir_fd, const char *path, const char *value)
 	ssize_t n;
 	int r;
 
-	fd = open_beneath(dir_fd, path, O_WRONLY | O_NOCTTY | O_TRUNC | O_NONBLOCK, 0, FILEIO_WRITE);
+	/* No O_TRUNC: what the name leads to is checked before anything changes. */
+	fd = open_beneath(dir_fd, path, O_WRONLY | O_NOCTTY | O_NONBLOCK, 0, FILEIO_WRITE);
 	if (fd < 0)
 		return fd;
 	/* sysfs, procfs, cgroupfs and debugfs attributes are all regular files. */
@@ -536,6 +537,16 @@ int write_string_at(int dir_fd, const char *path, const char *value)
 		return negative_errno();
 	if (!S_ISREG(st.st_mode))
 		return -EBADFD;
+	/*
+	 * A kernel attribute has one name. A second one is a hard link a
+	 * --root tree can hold to a file outside it, which no path check sees:
+	 * writing would go through to that file.
+	 */
+	if (st.st_nlink > 1)
+		return -EMLINK;
+	/* What O_TRUNC did at open(), now that the file is known to be ours. */
+	if (ftruncate(fd, 0) < 0)
+		return negative_errno();
 
 	do
 		n = write(fd, value, len);

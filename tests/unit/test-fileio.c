@@ -161,6 +161,22 @@ static void test_write(const char *mode)
 	check_str(s, "root's own passwd\n");
 	free(s), s = NULL;
 
+	/*
+	 * A hard link in the root to a file outside (issue 29): no symlink on
+	 * the way, yet writing would go through. Refused, the outside file
+	 * neither written nor truncated.
+	 */
+	{
+		_cleanup_free_ char *src = strprintf("%s/secret", outside), *dst = strprintf("%s/proc/sys/kernel/hard", root);
+
+		(void)unlink(dst);
+		check(src && dst && link(src, dst) == 0);
+		check_int(write_string_at(root_fd, "proc/sys/kernel/hard", "1"), -EMLINK);
+		check_str(o = outside_file("secret"), "outside\n");
+		free(o), o = NULL;
+		check(unlink(dst) == 0);
+	}
+
 	/* Plain paths are written as ever. */
 	check_int(write_string_at(root_fd, "/proc/sys/kernel/sched_relax_domain_level", "2"), 0);
 	check_int(read_line_at(root_fd, "proc/sys/kernel/sched_relax_domain_level", &s), 0);
