@@ -445,7 +445,7 @@ char *utf8_escape_invalid(const char *s)
 	return strbuf_steal(&b, &r) < 0 ? NULL : r;
 }
 
-char *text_escape_control(const char *s)
+static char *escape_control(const char *s, bool lines)
 {
 	StrBuf b = {};
 	char *r = NULL;
@@ -453,7 +453,7 @@ char *text_escape_control(const char *s)
 	for (const unsigned char *p = (const unsigned char *)strempty(s); *p;) {
 		size_t n = utf8_sequence(p);
 
-		if (n == 0 || (n == 1 && ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)) ||
+		if (n == 0 || (n == 1 && ((*p < 0x20 && (!lines || (*p != '\n' && *p != '\t'))) || *p == 0x7f)) ||
 		    (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
 			/* Invalid, or a C0/C1 control a terminal would act on: as bytes. */
 			for (size_t i = 0; i < MAX(n, (size_t)1); i++)
@@ -469,18 +469,28 @@ char *text_escape_control(const char *s)
 	return r ?: strdup("");
 }
 
+char *text_escape_control(const char *s)
+{
+	return escape_control(s, true);
+}
+
+char *text_escape_line(const char *s)
+{
+	return escape_control(s, false);
+}
+
 char *text_bounded(const char *s, size_t max)
 {
 	_cleanup_free_ char *e = NULL;
 	size_t len = strlen(strempty(s));
 
 	if (len <= max)
-		return text_escape_control(s);
+		return text_escape_line(s);
 	e = strndup(s, max);
 	if (!e)
 		return NULL;
 	{
-		_cleanup_free_ char *t = text_escape_control(e);
+		_cleanup_free_ char *t = text_escape_line(e);
 
 		return t ? strprintf("%s... (%zu bytes)", t, len) : NULL;
 	}
