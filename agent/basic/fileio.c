@@ -608,6 +608,26 @@ fail:
 	return r;
 }
 
+int create_file_remove_stale_at(int dir_fd, const char *path)
+{
+	_cleanup_close_ int parent = -EBADF;
+	_cleanup_free_ char *tmp = NULL;
+	const char *name;
+	int r;
+
+	r = open_parent_beneath(dir_fd, path, &parent, &name);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	tmp = strprintf(".#%s.topotune-tmp", name);
+	if (!tmp)
+		return -ENOMEM;
+	if (unlinkat(parent, tmp, 0) < 0 && errno != ENOENT)
+		return negative_errno();
+	return 0;
+}
+
 bool path_exists_at(int dir_fd, const char *path)
 {
 	_cleanup_close_ int fd = open_beneath(dir_fd, path, O_PATH, 0, FILEIO_READ);

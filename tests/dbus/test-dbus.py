@@ -293,11 +293,16 @@ try:
     main = make_tree("hygon", "hygon-7447v-2s-nps3", dropin="verify_interval = 0\nprofile = throughput\n")
     slice_dir(main)
     orig = snapshot(main)
+    # What a kill -9 during set-profile --persistent leaves: gone at start (issue 29).
+    stale = os.path.join(main, "etc/topotune/topotune.conf.d/.#99-set-profile.conf.topotune-tmp")
+    with open(stale, "w") as f:
+        f.write("[daemon]\nprofile = half\n")
     dlog = os.path.join(base, "topotuned-main.log")
     d, ok = start_daemon(main, dlog)
     check("topotuned starts and owns org.topotune1 (READY)", ok, log_text(dlog)[-2000:])
     if not ok:
         raise SystemExit(1)
+    check("a stale .#99-set-profile.conf.topotune-tmp is removed at start", not os.path.exists(stale))
 
     p2 = spawn([TOPOTUNED, "--root", main, "--bus-address", ADDR, "--no-systemd"], os.path.join(base, "second.log"))
     rc2 = p2.wait(timeout=15)
