@@ -621,7 +621,7 @@ static bool peer_get(bool *flag)
  * leaves just that token in it, which no kernel would show. Applied here to
  * whatever was written since: one token updates the list the file last
  * held (p->features), anything else the kernel would have refused puts
- * that list back.
+ * that list back. Run before every look at the tree.
  */
 static void features_sync(Peer *p)
 {
@@ -816,7 +816,11 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 			fuzz_assert(!"a proper error");
 		}
 		if (c->check_tree && !(c->mutating && strstr(c->what, "Revert"))) {
-			char *after = snapshot(p->root);
+			char *after;
+
+			/* The daemon's writes as the kernel shows them (a rollback's token: the list). */
+			features_sync(p);
+			after = snapshot(p->root);
 
 			check_unchanged(c->what, c->before, after, p->record_tampered);
 			free(p->last);
@@ -834,7 +838,10 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 	if (c->want_signature)
 		fuzz_assert(streq_ptr(sd_bus_message_get_signature(m, true), c->want_signature));
 	if (c->check_tree && !c->mutating) {
-		char *after = snapshot(p->root);
+		char *after;
+
+		features_sync(p);
+		after = snapshot(p->root);
 
 		check_unchanged(c->what, c->before, after, false);
 		free(p->last);
