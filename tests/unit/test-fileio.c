@@ -172,6 +172,7 @@ static void test_write(const char *mode)
 		(void)unlink(dst);
 		check(src && dst && link(src, dst) == 0);
 		check_int(write_string_at(root_fd, "proc/sys/kernel/hard", "1"), -EMLINK);
+		free(o);
 		check_str(o = outside_file("secret"), "outside\n");
 		free(o), o = NULL;
 		check(unlink(dst) == 0);
