@@ -70,8 +70,14 @@ static const char *const write_kind_table[_WRITE_KIND_MAX] = {
 DEFINE_STRING_TABLE_LOOKUP(write_kind, WriteKind);
 
 #define SLICE_DIR "sys/fs/cgroup/" ISOLATION_SLICE
-#define GRUB_DIR "etc/default/grub.d"
-#define GRUB_DROPIN GRUB_DIR "/topotune.cfg"
+/*
+ * With manage_bootloader the daemon writes data, not shell: the relax level
+ * alone, in run/topotune/bootloader.request. topotune-bootloader.path starts
+ * the service whose helper (units/update-bootloader) validates it and
+ * renders /etc/default/grub.d/topotune.cfg itself; the daemon's sandbox
+ * cannot write grub.d, which update-grub sources as root.
+ */
+#define BOOT_REQUEST STATE_DIR "/bootloader.request"
 
 static int io_read(void *u, int root_fd, const char *path, char **ret)
 {
@@ -332,8 +338,7 @@ static const struct {
 	WriteKind kind;
 	const char *path;
 } allowed_writes[] = {
-	{ WRITE_FILE, GRUB_DROPIN },
-	{ WRITE_MKDIR, GRUB_DIR },
+	{ WRITE_FILE, BOOT_REQUEST },
 	{ WRITE_SYSTEMD, SYSTEMD_ALLOWED },
 	{ WRITE_UNIT, SYSTEMD_UNIT },
 	{ WRITE_SUBTREE, ROOT_SUBTREE },
@@ -341,6 +346,56 @@ static const struct {
 	{ WRITE_PLAIN, SLICE_CPUS },
 	{ WRITE_PARTITION, SLICE_PARTITION },
 };
+
+/*
+ * A boot loader request is one relax level and a newline, nothing else:
+ * "2\n". units/update-bootloader checks the same before rendering it.
+ */
+static bool boot_request_valid(const char *value)
+{
+	int v = 0;
+	size_t n = 0;
+
+	if (!value)
+		return true;   /* absent: no request */
+	for (; value[n] >= '0' && value[n] <= '9'; n++)
+		v = v * 10 + (value[n] - '0');
+	/* "0\n" to "15\n": no sign, no leading zero. */
+	return n >= 1 && n <= 2 && !(n == 2 && value[0] == '0') && v <= BOOT_RELAX_LEVEL_MAX &&
+	       streq(value + n, "\n");
+}
+
+/* A number file's value (a sysctl, cgroup v1's relax level): one integer, blanks around it. */
+static bool control_value_valid(const KernelControl *c, const char *value)
+{
+	_cleanup_free_ char *t = strdup(value);
+	int v;
+
+	/* kernel_control_decode() strips: a newline inside would end the number. */
+	return t && !strpbrk(strip(t), WHITESPACE) && kernel_control_decode(c, t, &v) >= 0;
+}
+
+/* A cpulist ("", "2,8", "0-11") with blanks around it. */
+static bool cpulist_valid(const char *value)
+{
+	_cleanup_free_ char *t = strdup(value);
+	CpuSet set = {};
+	int r;
+
+	if (!t || strpbrk(strip(t), WHITESPACE))
+		return false;
+	r = cpuset_parse_list(t, &set, NULL);
+	cpuset_done(&set);
+	return r >= 0;
+}
+
+/* What cpuset.cpus.partition holds, as topotune writes it back. */
+static bool partition_valid(const char *value)
+{
+	_cleanup_free_ char *t = strdup(value);
+
+	return t && (streq(strip(t), "member") || streq(t, "root") || streq(t, "isolated"));
+}
 
 /*
  * Is this a write the planner makes? The planner's writes go through push(),
@@ -368,6 +423,22 @@ static const char *write_refused(WriteKind kind, const char *path, const char *v
 	}
 	if (!listed)
 		return "not a path topotune writes";
+	/*
+	 * Every value parses as what it is, as the plan's values do: a record's
+	 * original is written back verbatim, so garbage or shell there would
+	 * reach the kernel or the boot loader. NULL (absent) is only for files
+	 * and directories we create.
+	 */
+	if (value && control && kind == WRITE_PLAIN && !control_value_valid(control, value))
+		return "not a value of the control (a number)";
+	if (value && !control && kind == WRITE_PLAIN && !cpulist_valid(value))
+		return "not a CPU list";
+	if (value && kind == WRITE_SYSTEMD && !cpulist_valid(value))
+		return "not a CPU list";
+	if (value && kind == WRITE_PARTITION && !partition_valid(value))
+		return "not a partition type (member, root, isolated)";
+	if (!value && kind != WRITE_FILE && kind != WRITE_MKDIR && kind != WRITE_UNIT)
+		return "no value";
 	/* A feature token is the control's own (a record's original may be "": no token). */
 	if (control && kind == WRITE_FEATURE && value && *value &&
 	    (kernel_control_decode(control, value, &v) < 0 || strchr(value, ' ')))
@@ -380,6 +451,10 @@ static const char *write_refused(WriteKind kind, const char *path, const char *v
 	case WRITE_MKDIR:
 		if (value && !streq(value, "dir"))
 			return "not a directory record";
+		break;
+	case WRITE_FILE:
+		if (!boot_request_valid(value))
+			return "not a boot loader request (a relax level and a newline)";
 		break;
 	case WRITE_UNIT:
 		if (value && !streq(value, "active") && !streq(value, "inactive"))
@@ -445,32 +520,57 @@ static int add_change(Applier *a, ChangeRecord *c)
 	return 0;
 }
 
+/*
+ * The next line of @*p, cut in place (its newline becomes the end); NULL at
+ * the end of the text. One pass over the text, whatever its number of lines.
+ */
+static char *next_line(char **p)
+{
+	char *l = *p, *nl;
+
+	if (!l || !*l)
+		return NULL;
+	nl = strchr(l, '\n');
+	if (nl) {
+		*nl = '\0';
+		*p = nl + 1;
+	} else
+		*p = l + strlen(l);
+	return l;
+}
+
+/* The record as read_file_beneath() gives it, within STATE_FILE_MAX bytes. */
+static int read_record(Applier *a, char **ret)
+{
+	return read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, STATE_FILE_MAX, ret, NULL);
+}
+
 int applier_load_state(Applier *a)
 {
 	_cleanup_free_ char *text = NULL;
-	_cleanup_strv_free_ char **lines = NULL;
 	unsigned lineno = 0;
+	char *p, *l;
 	int r;
 
 	assert(a);
 
-	r = read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, 0, &text, NULL);
+	r = read_record(a, &text);
 	if (r == -ENOENT)
 		return 0;
+	if (r == -EFBIG)
+		return fail(a, r, "/" STATE_FILE ": larger than %u bytes: not a record topotune writes",
+			    STATE_FILE_MAX);
 	if (r < 0)
 		return fail(a, r, "/" STATE_FILE ": %s", strerror(-r));
-	r = strv_split(text, "\n", &lines);
-	if (r < 0)
-		return r;
 
-	STRV_FOREACH(l, lines) {
+	for (p = text; (l = next_line(&p));) {
 		ChangeRecord c = {};
 		const char *bad;
 
 		lineno++;
-		if ((*l)[0] == '#')
+		if (l[0] == '#' || !l[0])
 			continue;
-		r = parse_line(a, *l, &c, &bad);
+		r = parse_line(a, l, &c, &bad);
 		if (r < 0)
 			return r;
 		if (bad)
@@ -544,30 +644,48 @@ static int set_aside(Applier *a, const char *text, char **ret_path)
 	return fail(a, -EEXIST, "/" STATE_DIR "/state.failed-%s: too many", stamp);
 }
 
+/*
+ * One problem for StateReasons; past RECOVERY_PROBLEMS_MAX they are only
+ * counted: the file aside has every line, and a record of 200,000 bad lines
+ * must not become 13 MB of a D-Bus property.
+ */
 static void recovery_problem(Recovery *rec, const char *fmt, ...) _printf_(2, 3);
 static void recovery_problem(Recovery *rec, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (rec->n_problems++ >= RECOVERY_PROBLEMS_MAX)
+		return;
 	va_start(ap, fmt);
 	(void)strv_push(&rec->problems, vstrprintf(fmt, ap));
 	va_end(ap);
 }
 
+/* "... and N more", once, after the last problem. */
+static void recovery_problems_end(Recovery *rec)
+{
+	unsigned more = rec->n_problems > RECOVERY_PROBLEMS_MAX ? rec->n_problems - RECOVERY_PROBLEMS_MAX : 0;
+
+	if (more > 0)
+		(void)strv_push(&rec->problems,
+				strprintf("... and %u more problem%s of the record (all of them in %s)", more,
+					  more == 1 ? "" : "s", strna(rec->aside)));
+}
+
 int applier_recover(Applier *a, Recovery *ret)
 {
 	_cleanup_free_ char *text = NULL;
-	_cleanup_strv_free_ char **lines = NULL;
 	Recovery rec = {};
 	StrBuf aside = {};
 	unsigned lineno = 0;
 	size_t kept = 0;
+	char *cur, *l;
 	int r;
 
 	assert(a);
 
 	*ret = (Recovery) {};
-	r = read_file_beneath(a->root_fd, STATE_FILE, FILEIO_WRITE, 0, &text, NULL);
+	r = read_record(a, &text);
 	if (r == -ENOENT)
 		return 0;
 	strbuf_append(&aside, "# topotune: what recovery could not restore, or refused; nothing reads this file again\n");
@@ -576,31 +694,32 @@ int applier_recover(Applier *a, Recovery *ret)
 	if (r < 0) {
 		/* Not a record we can read (a link, a FIFO, too big): out of the way, whole, untouched. */
 		strbuf_done(&aside);
-		recovery_problem(&rec, "/" STATE_FILE ": %s", strerror(-r));
+		if (r == -EFBIG)
+			recovery_problem(&rec, "/" STATE_FILE ": larger than %u bytes: not a record topotune writes, "
+					 "nothing restored", STATE_FILE_MAX);
+		else
+			recovery_problem(&rec, "/" STATE_FILE ": %s", strerror(-r));
 		if (set_aside(a, NULL, &rec.aside) < 0)
 			recovery_problem(&rec, "%s", strna(a->error));
 		*ret = rec;
 		return 0;
 	}
-	r = strv_split(text, "\n", &lines);
-	if (r < 0)
-		goto fail;
 
-	STRV_FOREACH(l, lines) {
+	for (cur = text; (l = next_line(&cur));) {
 		ChangeRecord c = {};
 		const char *bad;
 
 		lineno++;
-		if ((*l)[0] == '#' || !(*l)[0])
+		if (l[0] == '#' || !l[0])
 			continue;
 		rec.found++;
-		r = parse_line(a, *l, &c, &bad);
+		r = parse_line(a, l, &c, &bad);
 		if (r < 0)
 			goto fail;
 		if (bad) {
 			/* Never touched: the line goes aside as it was. */
 			recovery_problem(&rec, "/" STATE_FILE ":%u: %s, left alone", lineno, bad);
-			strbuf_appendf(&aside, "%s\n", *l);
+			strbuf_appendf(&aside, "%s\n", l);
 			kept++;
 			continue;
 		}
@@ -644,6 +763,7 @@ int applier_recover(Applier *a, Recovery *ret)
 		if (r < 0) {
 			/* The record stays where it is; the next start tries again. */
 			recovery_problem(&rec, "cannot keep it aside: %s", a->error ?: strerror(-r));
+			recovery_problems_end(&rec);
 			*ret = rec;
 			return 0;
 		}
@@ -652,6 +772,7 @@ int applier_recover(Applier *a, Recovery *ret)
 	r = unlink_beneath(a->root_fd, STATE_FILE, false);
 	if (r < 0 && r != -ENOENT)
 		recovery_problem(&rec, "/" STATE_FILE ": cannot remove it: %s", strerror(-r));
+	recovery_problems_end(&rec);
 	*ret = rec;
 	return 0;
 fail:
@@ -987,21 +1108,18 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 			continue;
 		if (st->action == STEP_PENDING_REBOOT && a->manage_bootloader && plan->kernel_cmdline &&
 		    !startswith(plan->kernel_cmdline, "-")) {
-			_cleanup_free_ char *v = strprintf(
-				"# Written by topotune (manage_bootloader = yes); removed on revert.\n"
-				"GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT %s\"\n", plan->kernel_cmdline);
+			_cleanup_free_ char *v = NULL;
+			int level, n = -1;
 
-			if (!v) {
-				r = -ENOMEM;
+			/* The one parameter topotune puts on the command line, and nothing else. */
+			if (sscanf(plan->kernel_cmdline, "relax_domain_level=%d%n", &level, &n) != 1 ||
+			    n != (int)strlen(plan->kernel_cmdline) || level < 0 || level > BOOT_RELAX_LEVEL_MAX) {
+				r = -EINVAL;
 				continue;
 			}
 			/*
-			 * Debian's grub-mkconfig reads /etc/default/grub.d/ *.cfg; a
-			 * GRUB without that directory gets it (removed on revert;
-			 * the packages ship it, as the unit's sandbox cannot make
-			 * it). Without /etc/default/grub (grub-pc and grub-efi
-			 * make it) this is no GRUB we handle, whether or not
-			 * grub.d exists: the command line stays pending
+			 * Without /etc/default/grub (grub-pc and grub-efi make it)
+			 * this is no GRUB we handle: the command line stays pending
 			 * (PendingKernelCmdline) and everything else is applied.
 			 */
 			if (!path_exists_at(a->root_fd, "etc/default/grub")) {
@@ -1009,9 +1127,12 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 					   "add %s to the kernel command line yourself", plan->kernel_cmdline);
 				continue;
 			}
-			r = push(l, st->setting, WRITE_MKDIR, GRUB_DIR, "dir", st->why);
-			if (r >= 0)
-				r = push(l, st->setting, WRITE_FILE, GRUB_DROPIN, v, st->why);
+			v = strprintf("%d\n", level);
+			if (!v) {
+				r = -ENOMEM;
+				continue;
+			}
+			r = push(l, st->setting, WRITE_FILE, BOOT_REQUEST, v, st->why);
 			continue;
 		}
 		if (st->action != STEP_SET)

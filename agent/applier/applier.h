@@ -18,7 +18,7 @@ typedef enum WriteKind {
 	WRITE_SUBTREE,      /* cgroup.subtree_control "+cpuset" / "-cpuset" */
 	WRITE_PARTITION,    /* cpuset.cpus.partition */
 	WRITE_MKDIR,        /* a cgroup directory we created */
-	WRITE_FILE,         /* a file we created (bootloader drop-in) */
+	WRITE_FILE,         /* a file we created (the boot loader request) */
 	WRITE_SYSTEMD,      /* AllowedCPUs= of the slice through systemd */
 	WRITE_UNIT,         /* the slice unit started ("active") or stopped ("inactive") through systemd */
 	_WRITE_KIND_MAX,
@@ -96,6 +96,15 @@ WriteKind write_kind_from_string(const char *s) _pure_;
 #define ISOLATION_SLICE "topotune.slice"
 #define STATE_DIR "run/topotune"
 #define STATE_FILE "run/topotune/state"
+/*
+ * A record topotune writes is a line per file it changed, a few KiB; one
+ * larger than this is set aside whole, unread.
+ */
+#define STATE_FILE_MAX (1024U * 1024U)
+/* What StateReasons carries of a recovery's problems (the file aside has them all). */
+#define RECOVERY_PROBLEMS_MAX 16U
+/* The highest relax level a boot loader request may carry (as the settings table allows). */
+#define BOOT_RELAX_LEVEL_MAX 15
 
 int applier_new(int root_fd, const ApplierIo *io, const ApplierHooks *hooks, Applier **ret);
 Applier *applier_free(Applier *a);
@@ -132,7 +141,9 @@ int applier_load_state(Applier *a);
 typedef struct Recovery {
 	unsigned found;     /* change lines in the record */
 	unsigned restored;  /* of those, put back */
-	char **problems;    /* one line each: a line refused, a restore that failed */
+	char **problems;    /* one line each: a line refused, a restore that failed; at most
+			     * RECOVERY_PROBLEMS_MAX, then one "... and N more" */
+	unsigned n_problems; /* all of them, counted */
 	char *aside;        /* where the rest went: "/run/topotune/state.failed-<time>", or NULL */
 } Recovery;
 

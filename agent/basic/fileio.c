@@ -350,8 +350,19 @@ int read_file_beneath(int dir_fd, const char *path, FileResolve how, size_t max,
 		if (alloc - size < 2) {
 			char *p;
 
-			if (alloc >= max + 1)
+			if (alloc >= max + 1) {
+				char extra;
+
+				/* Exactly @max bytes is still within @max: only a byte more is too big. */
+				n = read(fd, &extra, 1);
+				if (n < 0 && errno == EINTR)
+					continue;
+				if (n < 0)
+					return negative_errno();
+				if (n == 0)
+					break;
 				return -EFBIG;
+			}
 			alloc = MIN(alloc * 2, max + 1);
 			p = realloc(buf, alloc);
 			if (!p)
@@ -517,7 +528,8 @@ int write_string_at(int dir_fd, const char *path, const char *value)
 	ssize_t n;
 	int r;
 
-	fd = open_beneath(dir_fd, path, O_WRONLY | O_NOCTTY | O_TRUNC | O_NONBLOCK, 0, FILEIO_WRITE);
+	/* No O_TRUNC: what the name leads to is checked before anything changes. */
+	fd = open_beneath(dir_fd, path, O_WRONLY | O_NOCTTY | O_NONBLOCK, 0, FILEIO_WRITE);
 	if (fd < 0)
 		return fd;
 	/* sysfs, procfs, cgroupfs and debugfs attributes are all regular files. */
@@ -525,6 +537,16 @@ int write_string_at(int dir_fd, const char *path, const char *value)
 		return negative_errno();
 	if (!S_ISREG(st.st_mode))
 		return -EBADFD;
+	/*
+	 * A kernel attribute has one name. A second one is a hard link a
+	 * --root tree can hold to a file outside it, which no path check sees:
+	 * writing would go through to that file.
+	 */
+	if (st.st_nlink > 1)
+		return -EMLINK;
+	/* What O_TRUNC did at open(), now that the file is known to be ours. */
+	if (ftruncate(fd, 0) < 0)
+		return negative_errno();
 
 	do
 		n = write(fd, value, len);
@@ -584,6 +606,26 @@ int create_file_at(int dir_fd, const char *path, const char *value, unsigned mod
 fail:
 	(void)unlinkat(parent, tmp, 0);
 	return r;
+}
+
+int create_file_remove_stale_at(int dir_fd, const char *path)
+{
+	_cleanup_close_ int parent = -EBADF;
+	_cleanup_free_ char *tmp = NULL;
+	const char *name;
+	int r;
+
+	r = open_parent_beneath(dir_fd, path, &parent, &name);
+	if (r == -ENOENT)
+		return 0;
+	if (r < 0)
+		return r;
+	tmp = strprintf(".#%s.topotune-tmp", name);
+	if (!tmp)
+		return -ENOMEM;
+	if (unlinkat(parent, tmp, 0) < 0 && errno != ENOENT)
+		return negative_errno();
+	return 0;
 }
 
 bool path_exists_at(int dir_fd, const char *path)

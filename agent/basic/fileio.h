@@ -98,6 +98,12 @@ int write_string_at(int dir_fd, const char *path, const char *value);
  * never written through (a symlink there: -ELOOP).
  */
 int create_file_at(int dir_fd, const char *path, const char *value, unsigned mode);
+/*
+ * Remove the temporary file create_file_at() makes for @path
+ * (".#NAME.topotune-tmp"), which a kill -9 between its creation and its
+ * rename leaves behind. 0 also when there was none.
+ */
+int create_file_remove_stale_at(int dir_fd, const char *path);
 
 bool path_exists_at(int dir_fd, const char *path);
 bool dir_exists_at(int dir_fd, const char *path);

@@ -2,7 +2,8 @@
 /*
  * Leveled logging to stderr; "%m" expands to the error passed in. Messages
  * quote files and callers, so control characters and invalid UTF-8 are
- * written as \xNN: a profile cannot drive the terminal or the journal.
+ * written as \xNN: a profile cannot drive the terminal or the journal. On
+ * the journal's stream newlines are escaped too: one message, one record.
  */
 #include <stdarg.h>
 #include <stdio.h>
@@ -61,8 +62,13 @@ int log_internal(int level, int error, const char *file, int line, const char *f
 		fprintf(stderr, "<%d>", level);
 	if (log_max_level >= LOG_DEBUG)
 		fprintf(stderr, "%s:%d: ", file, line);
+	/*
+	 * journald makes a record of each line of the stream, "<N>" prefix and
+	 * all: a newline in a caller's text (a HoldProfile reason) would forge
+	 * a record with a priority of its choosing. One line there.
+	 */
 	if (vasprintf(&msg, fmt, ap) >= 0)
-		text = text_escape_control(msg);
+		text = log_level_prefix ? text_escape_line(msg) : text_escape_control(msg);
 	va_end(ap);
 	fputs(text ?: msg ?: "(out of memory)", stderr);
 	free(text);

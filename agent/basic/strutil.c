@@ -268,12 +268,13 @@ char *strv_join(char *const *l, const char *sep)
 int strv_split(const char *s, const char *sep, char ***ret)
 {
 	_cleanup_strv_free_ char **l = NULL;
-	int r;
+	size_t n_words = 0, alloc = 1;
 
 	assert(sep);
 	assert(ret);
 
-	l = calloc(1, sizeof(char *));
+	/* Counted here, the array doubled: one pass, whatever the number of words. */
+	l = calloc(alloc, sizeof(char *));
 	if (!l)
 		return -ENOMEM;
 
@@ -284,11 +285,18 @@ int strv_split(const char *s, const char *sep, char ***ret)
 		n = strcspn(s, sep);
 		if (n == 0)
 			break;
-		r = strv_push(&l, strndup(s, n));
-		if (r < 0)
-			return r;
-		if (!l[strv_length(l) - 1])
+		if (n_words + 2 > alloc) {
+			char **c = reallocarray(l, alloc * 2, sizeof(char *));
+
+			if (!c)
+				return -ENOMEM;
+			l = c;
+			alloc *= 2;
+		}
+		l[n_words] = strndup(s, n);
+		if (!l[n_words])
 			return -ENOMEM;
+		l[++n_words] = NULL;
 		s += n;
 	}
 	*ret = TAKE_PTR(l);
@@ -437,7 +445,7 @@ char *utf8_escape_invalid(const char *s)
 	return strbuf_steal(&b, &r) < 0 ? NULL : r;
 }
 
-char *text_escape_control(const char *s)
+static char *escape_control(const char *s, bool lines)
 {
 	StrBuf b = {};
 	char *r = NULL;
@@ -445,7 +453,7 @@ char *text_escape_control(const char *s)
 	for (const unsigned char *p = (const unsigned char *)strempty(s); *p;) {
 		size_t n = utf8_sequence(p);
 
-		if (n == 0 || (n == 1 && ((*p < 0x20 && *p != '\n' && *p != '\t') || *p == 0x7f)) ||
+		if (n == 0 || (n == 1 && ((*p < 0x20 && (!lines || (*p != '\n' && *p != '\t'))) || *p == 0x7f)) ||
 		    (n == 2 && p[0] == 0xc2 && p[1] < 0xa0)) {
 			/* Invalid, or a C0/C1 control a terminal would act on: as bytes. */
 			for (size_t i = 0; i < MAX(n, (size_t)1); i++)
@@ -461,18 +469,28 @@ char *text_escape_control(const char *s)
 	return r ?: strdup("");
 }
 
+char *text_escape_control(const char *s)
+{
+	return escape_control(s, true);
+}
+
+char *text_escape_line(const char *s)
+{
+	return escape_control(s, false);
+}
+
 char *text_bounded(const char *s, size_t max)
 {
 	_cleanup_free_ char *e = NULL;
 	size_t len = strlen(strempty(s));
 
 	if (len <= max)
-		return text_escape_control(s);
+		return text_escape_line(s);
 	e = strndup(s, max);
 	if (!e)
 		return NULL;
 	{
-		_cleanup_free_ char *t = text_escape_control(e);
+		_cleanup_free_ char *t = text_escape_line(e);
 
 		return t ? strprintf("%s... (%zu bytes)", t, len) : NULL;
 	}

@@ -60,10 +60,13 @@ char *utf8_escape_invalid(const char *s);
 /*
  * Text from files or callers for a terminal or a log: invalid UTF-8 and the
  * control characters a terminal acts on (C0 but newline and tab, DEL, C1)
- * written as "\xNN". text_bounded() also cuts it after @max bytes, saying
- * how long it was: for echoing a caller's argument in an error.
+ * written as "\xNN". text_escape_line() escapes newline and tab too: one
+ * line whatever the text, for the journal, where a newline starts a record
+ * of its own. text_bounded() is text_escape_line() cut after @max bytes,
+ * saying how long it was: for echoing a caller's argument.
  */
 char *text_escape_control(const char *s);
+char *text_escape_line(const char *s);
 char *text_bounded(const char *s, size_t max);
 
 /* Growable string buffer for building output text. */

@@ -67,9 +67,9 @@ static int config_path_of(const char *path, char **ret)
 
 static int candidate_read(const char *file, const char *as, Candidate *ret)
 {
-	_cleanup_free_ char *dir = NULL, *text = NULL, *where = NULL;
+	_cleanup_free_ char *abs_path = NULL, *text = NULL, *where = NULL, *err = NULL;
 	_cleanup_close_ int fd = -EBADF;
-	const char *slash = strrchr(file, '/');
+	size_t size = 0;
 	int r;
 
 	if (as)
@@ -96,15 +96,33 @@ static int candidate_read(const char *file, const char *as, Candidate *ret)
 		}
 	}
 
-	dir = slash ? strndup(file, (size_t)(slash - file) + 1) : strdup(".");
-	if (!dir)
+	/*
+	 * FILE is the caller's own path, not one below a --root: it is read
+	 * as the caller's "/" sees it, so that a symlink in it, absolute or
+	 * not, leads where it leads for cat(1).
+	 */
+	if (file[0] == '/')
+		abs_path = strdup(file);
+	else {
+		_cleanup_free_ char *cwd = get_current_dir_name();
+
+		abs_path = cwd ? strprintf("%s/%s", cwd, file) : NULL;
+	}
+	if (!abs_path)
 		return log_oom();
-	r = root_open(dir, &fd);
+	r = root_open("/", &fd);
 	if (r >= 0)
-		r = read_file_at(fd, slash ? slash + 1 : file, CANDIDATE_FILE_MAX, &text, NULL);
+		r = read_file_at(fd, abs_path, CANDIDATE_FILE_MAX, &text, &size);
+	if (r == -EFBIG)
+		return log_error_errno(r, "%s: larger than %u MiB", file, CANDIDATE_FILE_MAX / (1024U * 1024U));
 	if (r < 0)
 		return log_error_errno(r, "%s: %s", file,
 				       r == -EBADFD ? "not a regular file" : strerror(-r));
+	r = config_text_check(file, text, size, &err);
+	if (r < 0) {
+		log_error("%s", err);
+		return r;
+	}
 
 	ret->file = strdup(file);
 	if (!ret->file)
@@ -173,11 +191,14 @@ static int check_all(int fd, char ***errors, CheckCounts *counts)
 			return r;
 	} else {
 		counts->config_files = strv_length(c->files);
-		if (c->profile_origin.file) {
-			r = check_named_profile(fd, c->profile, &c->profile_origin, errors);
-			if (r < 0)
-				return r;
-		}
+		/*
+		 * The profile topotuned applies where no hardware rule chooses
+		 * one, built-in default (balanced) included: without it the
+		 * daemon starts "failed".
+		 */
+		r = check_named_profile(fd, c->profile, &c->profile_origin, errors);
+		if (r < 0)
+			return r;
 	}
 
 	free(err);
@@ -347,7 +368,9 @@ int verb_check(const CtlContext *ctx, int argc, char *argv[])
 		goto finish;
 	}
 	config_candidates_set(cc, n_cand);
+	config_errors_collect(&errors);
 	r = check_all(fd, &errors, &counts);
+	config_errors_collect(NULL);
 	config_candidates_set(NULL, 0);
 	if (r < 0) {
 		log_error_errno(r, "check: %m");

@@ -77,6 +77,22 @@ bool online_daemon_available(const CtlContext *ctx)
 	return bus_open(ctx, &bus) >= 0;
 }
 
+/*
+ * D-Bus strings are UTF-8: sd-bus refuses anything else with a bare
+ * "Invalid argument". Say what is wrong before asking it. 0 or 2.
+ */
+static int argument_utf8(const char *verb, const char *what, const char *s)
+{
+	_cleanup_free_ char *e = NULL;
+
+	if (utf8_is_valid(s))
+		return 0;
+	e = text_bounded(s, 64);
+	log_error("%s: the %s '%s' is not valid UTF-8 (D-Bus carries text only as UTF-8; invalid bytes shown as \\xNN)",
+		  verb, what, strna(e));
+	return 2;
+}
+
 int online_call_failed(const char *what, const sd_bus_error *e, int r)
 {
 	if (sd_bus_error_is_set(e))
@@ -406,6 +422,8 @@ static int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
 			return 2;
 	if (argc - optind != 1)
 		return log_error("set-profile: expected one profile name (see 'topotunectl profiles')"), 2;
+	if (argument_utf8(argv[0], "profile name", argv[optind]))
+		return 2;
 	if (persistent)
 		return simple_call(ctx, json, argv[0], "SetProfilePersistent", "sb", argv[optind],
 				   isatty(STDIN_FILENO) > 0);
@@ -470,6 +488,8 @@ static int verb_hold(const CtlContext *ctx, int argc, char *argv[])
 		if (!reason)
 			return log_oom(), 2;
 	}
+	if (argument_utf8("hold", "profile name", profile) || argument_utf8("hold", "reason", reason))
+		return 2;
 
 	r = online_connect(ctx, &bus);
 	if (r)

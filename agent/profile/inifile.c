@@ -40,6 +40,8 @@ struct IniFile {
 
 	IniSeen *seen;
 	size_t n_seen;
+	bool skip_section;      /* collecting errors: the keys of a bad section header are not checked */
+	unsigned n_errors;      /* ini_error() calls */
 
 	int error;
 	unsigned error_line;
@@ -67,17 +69,39 @@ static void ini_file_done(IniFile *ini)
 	free(ini->error_msg);
 }
 
+static char ***error_sink;
+
+void config_errors_collect(char ***sink)
+{
+	error_sink = sink;
+}
+
+bool config_error_collected(const char *msg)
+{
+	if (!error_sink || !msg)
+		return false;
+	if (!strv_contains(*error_sink, msg))
+		(void)strv_extend(error_sink, msg);
+	return true;
+}
+
 int ini_error(IniFile *ini, int error, const char *fmt, ...)
 {
 	_cleanup_free_ char *msg = NULL;
 	va_list ap;
 
-	if (ini->error < 0)
-		return error;
-
 	va_start(ap, fmt);
 	msg = vstrprintf(fmt, ap);
 	va_end(ap);
+
+	ini->n_errors++;
+	if (error_sink && msg && error != -ENOMEM) {
+		_cleanup_free_ char *full = strprintf("%s:%u: %s", ini->file, ini->line, msg);
+
+		(void)config_error_collected(full);
+	}
+	if (ini->error < 0)
+		return error;
 
 	ini->error = error;
 	ini->error_line = ini->line;
@@ -101,6 +125,29 @@ static bool ini_section_known(const IniFile *ini, const char *name)
 	return false;
 }
 
+/*
+ * How much of @s an error quotes: at most QUOTE_MAX bytes, cut at a UTF-8
+ * character boundary (messages travel over D-Bus, which wants UTF-8).
+ * Quote with "'%.*s%s'", quote_len(s), s, quote_more(s).
+ */
+#define QUOTE_MAX 80
+static int quote_len(const char *s)
+{
+	size_t n = strnlen(s, QUOTE_MAX + 1);
+
+	if (n <= QUOTE_MAX)
+		return (int)n;
+	n = QUOTE_MAX;
+	while (n > 0 && ((unsigned char)s[n] & 0xC0) == 0x80)
+		n--;
+	return (int)n;
+}
+
+static const char *quote_more(const char *s)
+{
+	return s[quote_len(s)] ? "..." : "";
+}
+
 /* Cut a comment: at the line start, or after white space ("a = b # c"). */
 static void cut_comment(char *s)
 {
@@ -118,18 +165,21 @@ static int ini_section_header(IniFile *ini, const char *line)
 
 	end = strchr(line, ']');
 	if (!end)
-		return ini_error(ini, -EINVAL, "unterminated section header '%s'", line);
+		return ini_error(ini, -EINVAL, "unterminated section header '%.*s%s'", quote_len(line), line,
+				 quote_more(line));
 	if (end[1])
-		return ini_error(ini, -EINVAL, "unexpected text after section header: '%s'", end + 1);
+		return ini_error(ini, -EINVAL, "unexpected text after section header: '%.*s%s'", quote_len(end + 1),
+				 end + 1, quote_more(end + 1));
 
 	name = strndup(line + 1, (size_t)(end - line - 1));
 	if (!name)
 		return ini_error(ini, -ENOMEM, "out of memory");
 	if (!ini_section_known(ini, name))
-		return ini_error(ini, -EINVAL, "unknown section [%s]", name);
+		return ini_error(ini, -EINVAL, "unknown section [%.*s%s]", quote_len(name), name, quote_more(name));
 
 	free(ini->section);
 	ini->section = TAKE_PTR(name);
+	ini->skip_section = false;
 
 	if (ini->syntax->section)
 		return ini->syntax->section(ini, ini->section, ini->userdata);
@@ -144,7 +194,8 @@ static char *line_reader(char *buf, int size, void *stream)
 	char *line;
 	size_t len;
 
-	if (ini->error < 0 || !*ini->pos)
+	/* Collecting every error, the parse goes on to the end. */
+	if ((ini->error < 0 && (!error_sink || ini->error == -ENOMEM)) || !*ini->pos)
 		return NULL;
 
 	eol = strchrnul(ini->pos, '\n');
@@ -164,11 +215,19 @@ static char *line_reader(char *buf, int size, void *stream)
 	line = strip(line);
 
 	if (line[0] == '[') {
-		if (ini_section_header(ini, line) < 0)
-			return NULL;
+		if (ini_section_header(ini, line) < 0) {
+			if (!error_sink)
+				return NULL;
+			/* Its keys would only repeat that the header is bad. */
+			ini->skip_section = true;
+			line[0] = '\0';
+		}
 	} else if (line[0] && !strchr(line, '=')) {
-		ini_error(ini, -EINVAL, "expected '[section]' or 'key = value', got '%s'", line);
-		return NULL;
+		ini_error(ini, -EINVAL, "expected '[section]' or 'key = value', got '%.*s%s'", quote_len(line), line,
+			  quote_more(line));
+		if (!error_sink)
+			return NULL;
+		line[0] = '\0';
 	}
 
 	/* inih needs room for the NUL; a longer line would be split silently. */
@@ -176,7 +235,10 @@ static char *line_reader(char *buf, int size, void *stream)
 	if (size < 2 || len > (size_t)size - 2) {
 		ini_error(ini, -EINVAL, "line too long (more than %d characters after removing comments)",
 			  size - 2);
-		return NULL;
+		if (!error_sink || size < 1)
+			return NULL;
+		line[0] = '\0';
+		len = 0;
 	}
 	memcpy(buf, line, len + 1);
 	return buf;
@@ -209,8 +271,11 @@ static int ini_seen(IniFile *ini, const char *section, const char *key)
 static int key_handler(void *user, const char *section, const char *name, const char *value)
 {
 	IniFile *ini = user;
+	unsigned n;
 	int r;
 
+	if (ini->skip_section)
+		return 1;
 	if (!ini->section) {
 		ini_error(ini, -EINVAL, "key '%s' outside of any section", name);
 		return 0;
@@ -227,10 +292,12 @@ static int key_handler(void *user, const char *section, const char *name, const 
 		return 0;
 
 	/* inih's own copy of the section may be truncated; ours is not. */
+	n = ini->n_errors;
 	r = ini->syntax->key(ini, ini->section, name, value, ini->userdata);
 	if (r < 0) {
 		/* Handlers report through ini_error(); cover one that forgot. */
-		ini_error(ini, r, "invalid value '%s' for %s", value, name);
+		if (ini->n_errors == n)
+			ini_error(ini, r, "invalid value '%s' for %s", value, name);
 		return 0;
 	}
 	return 1;
@@ -264,6 +331,19 @@ int ini_parse_text(const char *text, const char *file, const IniSyntax *syntax, 
 	return 0;
 }
 
+int config_text_check(const char *file, const char *text, size_t size, char **ret_error)
+{
+	const char *nul = memchr(text, '\0', size);
+	unsigned line = 1;
+
+	if (!nul)
+		return 0;
+	for (const char *p = text; p < nul; p++)
+		line += *p == '\n';
+	return error_message(ret_error, -EBADMSG, "%s:%u: NUL byte: not a text file, refused (inih would stop reading there)",
+			     file, line);
+}
+
 static const ConfigCandidate *candidates;
 static size_t n_candidates;
 
@@ -286,6 +366,7 @@ int config_file_read(int root_fd, const char *dir, const char *name, char **ret_
 {
 	_cleanup_free_ char *path = NULL, *text = NULL;
 	const ConfigCandidate *c;
+	size_t size = 0;
 	int r;
 
 	path = name ? strprintf("/%s/%s", dir, name) : strprintf("/%s", dir);
@@ -303,7 +384,7 @@ int config_file_read(int root_fd, const char *dir, const char *name, char **ret_
 	}
 
 	/* O_NONBLOCK and regular files only: a FIFO here must not hang the daemon or the CLI. */
-	r = read_file_at(root_fd, path, CONFIG_FILE_MAX, &text, NULL);
+	r = read_file_at(root_fd, path, CONFIG_FILE_MAX, &text, &size);
 	if (r == -ENOENT)
 		return r;
 	if (r == -EBADFD)
@@ -314,6 +395,9 @@ int config_file_read(int root_fd, const char *dir, const char *name, char **ret_
 		errno = -r;
 		return error_message(ret_error, r, "%s: %m", path);
 	}
+	r = config_text_check(path, text, size, ret_error);
+	if (r < 0)
+		return r;
 
 	*ret_text = TAKE_PTR(text);
 	*ret_file = TAKE_PTR(path);

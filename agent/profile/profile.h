@@ -171,6 +171,12 @@ int settings_resolve(HardwareRule *const *rules, size_t n_rules, const MatchFact
 #define PROFILE_NAME_MAX 251
 
 /*
+ * Is @size bytes of @text a text inih can read whole? A NUL byte would end
+ * it there silently: -EBADMSG with "FILE:LINE: ..." in *ret_error.
+ */
+int config_text_check(const char *file, const char *text, size_t size, char **ret_error);
+
+/*
  * [A-Za-z0-9_.-]{1,PROFILE_NAME_MAX}, not starting with '.': the only names
  * profile_load() accepts.
  */
@@ -205,3 +211,12 @@ typedef struct ConfigCandidate {
 } ConfigCandidate;
 
 void config_candidates_set(const ConfigCandidate *c, size_t n);
+
+/*
+ * For `topotunectl check`: with @sink set, every error of every file is
+ * added to *@sink (each message once) and loading goes on past it -- the
+ * rest of the file, the next drop-in, the next rule -- while the loaders
+ * still fail with their first error as before. NULL turns it off.
+ * Process-wide like the candidates: the daemon never sets it.
+ */
+void config_errors_collect(char ***sink);

@@ -572,6 +572,19 @@ int manager_recover(Manager *m)
 	_cleanup_(recovery_done) Recovery rec = {};
 	int r;
 
+	/*
+	 * A kill -9 between a temporary file's creation and its rename leaves
+	 * ".#NAME.topotune-tmp" beside the drop-in of set-profile --persistent
+	 * and the boot loader request: gone at start, not at the next write.
+	 */
+	r = create_file_remove_stale_at(m->session.config_fd, MANAGER_PROFILE_DROPIN);
+	if (r < 0)
+		log_warning_errno(r, "Failed to remove a stale temporary file beside /%s, ignoring: %m",
+				  MANAGER_PROFILE_DROPIN);
+	r = create_file_remove_stale_at(m->session.root_fd, STATE_DIR "/bootloader.request");
+	if (r < 0)
+		log_warning_errno(r, "Failed to remove a stale temporary file in /%s, ignoring: %m", STATE_DIR);
+
 	m->change_source = "recovery: record of a previous run";
 	r = applier_recover(m->applier, &rec);
 	m->change_source = NULL;

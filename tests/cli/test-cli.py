@@ -165,6 +165,24 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
           rc == 0 and "as /etc/topotune/profiles/site.ini" in out and "7 profiles" in out, (rc, out, err))
     rc, out, err = run("--root", hygon, "check", os.path.join(base, "cand/bad.ini"))
     check("check: a candidate from nowhere known needs --as", rc == 2 and "--as" in err, (rc, out, err))
+    # A name that is not UTF-8: said so, not a bare "Invalid argument" (issue 29).
+    p = subprocess.run([ctl, "set-profile", os.fsdecode(b"thr\xffput")], capture_output=True, timeout=60)
+    err = p.stderr.decode(errors="replace")
+    check("set-profile with a non-UTF-8 name: exit 2, says it is not valid UTF-8",
+          p.returncode == 2 and "not valid UTF-8" in err and "thr\\xffput" in err, (p.returncode, err))
+    # FILE an absolute symlink (as /etc/alternatives makes them): read where it leads (issue 29).
+    write(os.path.join(base, "cand/real/good.ini"), "[profile]\ninclude = throughput\n")
+    os.symlink(os.path.join(base, "cand/real/good.ini"), os.path.join(base, "cand/abs-link.ini"))
+    rc, out, err = run("--root", hygon, "check", "--as", "/etc/topotune/profiles/cand.ini",
+                       os.path.join(base, "cand/abs-link.ini"))
+    check("check --as: FILE an absolute symlink is read where it points", rc == 0, (rc, out, err))
+    # A NUL byte in a candidate: refused with FILE:LINE, not cut short and OK.
+    with open(os.path.join(base, "cand/nul.ini"), "wb") as f:
+        f.write(b"[profile]\ninclude = throughput\n\0[bogus]\n")
+    rc, out, err = run("--root", hygon, "check", "--as", "/etc/topotune/profiles/cand.ini",
+                       os.path.join(base, "cand/nul.ini"))
+    check("check --as: a NUL byte in FILE: exit 2 with FILE:LINE",
+          rc != 0 and "nul.ini:3: NUL byte" in err, (rc, out, err))
     write(os.path.join(hygon, "etc/topotune/hardware.d/60-x.ini"), "[match]\nvendor = hygon\n[profile]\nname = nope\n")
     write(os.path.join(hygon, "etc/topotune/profiles/broken.ini"), "[scheduler]\nrelax_domain_level = deep\n")
     before = tree_state(hygon)

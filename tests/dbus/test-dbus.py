@@ -293,11 +293,16 @@ try:
     main = make_tree("hygon", "hygon-7447v-2s-nps3", dropin="verify_interval = 0\nprofile = throughput\n")
     slice_dir(main)
     orig = snapshot(main)
+    # What a kill -9 during set-profile --persistent leaves: gone at start (issue 29).
+    stale = os.path.join(main, "etc/topotune/topotune.conf.d/.#99-set-profile.conf.topotune-tmp")
+    with open(stale, "w") as f:
+        f.write("[daemon]\nprofile = half\n")
     dlog = os.path.join(base, "topotuned-main.log")
     d, ok = start_daemon(main, dlog)
     check("topotuned starts and owns org.topotune1 (READY)", ok, log_text(dlog)[-2000:])
     if not ok:
         raise SystemExit(1)
+    check("a stale .#99-set-profile.conf.topotune-tmp is removed at start", not os.path.exists(stale))
 
     p2 = spawn([TOPOTUNED, "--root", main, "--bus-address", ADDR, "--no-systemd"], os.path.join(base, "second.log"))
     rc2 = p2.wait(timeout=15)
@@ -574,6 +579,25 @@ try:
             time.sleep(0.05)
         check("a caller that leaves the bus: its pending check is dropped",
               log_text(dlog)[mark:].count("Dropped the authorisation check") == 3, log_text(dlog)[mark:][-800:])
+        # 16 more users fill their 4 checks each (64 in all, the old global bound):
+        # a 17th user is still asked, not Busy (issue 29). Users the bus knows
+        # (dbus-daemon refuses a uid without a passwd entry).
+        import pwd
+        uids = sorted({u.pw_uid for u in pwd.getpwall()} - {0, 1, 65534})[:17]
+        if len(uids) < 17:
+            print(f"SKIP per-user polkit bound: only {len(uids)} users in /etc/passwd")
+        else:
+            crowd = [as_uid(uid, "set-profile", "hpc") for uid in uids[:16] for _ in range(4)]
+            time.sleep(4.0)
+            late = as_uid(uids[16], "set-profile", "latency")
+            time.sleep(2.0)
+            check("64 checks of 16 other users pending: a 17th user is still asked, not Busy",
+                  late.poll() is None and all(p.poll() is None for p in crowd),
+                  (late.communicate()[0] if late.poll() is not None else "")
+                  + str([p.communicate()[0] for p in crowd if p.poll() is not None][:2]))
+            for p in crowd + [late]:
+                p.kill()
+                p.wait()
         subprocess.run(pkcall + ["SimulateHang", "b", "false"], check=True)
         subprocess.run(pkcall + ["ReleaseHangingCalls"], check=True)
         out, _ = bg.communicate(timeout=30)

@@ -58,6 +58,7 @@
 #define STEPS_MAX 48
 #define CALL_TIMEOUT_USEC (8 * 1000000ULL)
 #define SLICE "sys/fs/cgroup/topotune.slice"
+#define FEATURES "sys/kernel/debug/sched/features"
 
 /* Keep the fuzzer's change records out of the host's journal: the daemon logs them to stderr then. */
 int sd_journal_send_with_location(const char *file, const char *line, const char *func, const char *format, ...)
@@ -583,6 +584,7 @@ typedef struct Peer {
 	bool offline11;
 	bool cgroup_v2;
 	char *isolated_said;    /* what kernel_sync() last put in cpuset.cpus.isolated */
+	char *features;         /* sched/features as the kernel would show it (features_sync()) */
 	char *last;             /* the tree after the last checked call, while nothing changed it */
 	sd_bus *bus;
 	bool systemd_fail;
@@ -610,11 +612,60 @@ static bool peer_get(bool *flag)
  * calls the peer does it, when our partition moved; a value another writer
  * put there stays until then.
  */
+/*
+ * debugfs sched/features as the kernel has it (kernel/sched/debug.c):
+ * reading gives the whole list, NAME or NO_NAME for every feature; a write
+ * is one token, NAME or NO_NAME of a feature the list has, which flips that
+ * feature, and anything else is refused with EINVAL, the list unchanged.
+ * The scratch tree's file is plain: the daemon's write of "SMT_BUDDY_ASSIST"
+ * leaves just that token in it, which no kernel would show. Applied here to
+ * whatever was written since: one token updates the list the file last
+ * held (p->features), anything else the kernel would have refused puts
+ * that list back. Run before every look at the tree.
+ */
+static void features_sync(Peer *p)
+{
+	_cleanup_free_ char *now = NULL, *token = NULL, *list = NULL;
+	_cleanup_strv_free_ char **words = NULL;
+	const char *base;
+	StrBuf b = {};
+	bool found = false;
+
+	if (!p->features || read_file_at(p->root, FEATURES, 0, &now, NULL) < 0)
+		return;   /* gone or a directory: the world broke it, nothing to model */
+	if (streq(now, p->features))
+		return;
+	token = strdup(now);
+	fuzz_assert(token);
+	strip(token);
+	base = startswith(token, "NO_") ?: token;
+	fuzz_assert(strv_split(p->features, WHITESPACE, &words) >= 0);
+	STRV_FOREACH(w, words) {
+		const char *wb = startswith(*w, "NO_") ?: *w;
+
+		if (*token && !strpbrk(token, WHITESPACE) && streq(wb, base)) {
+			strbuf_appendf(&b, "%s ", token);
+			found = true;
+		} else
+			strbuf_appendf(&b, "%s ", *w);
+	}
+	strbuf_append(&b, "\n");
+	fuzz_assert(strbuf_steal(&b, &list) >= 0);
+	if (found) {
+		free(p->features);
+		p->features = TAKE_PTR(list);
+	}
+	/* Refused (not one known token) or taken: the kernel shows the whole list. */
+	fuzz_tree_write(p->root, FEATURES, p->features, strlen(p->features));
+	p->last = mfree_str(p->last);
+}
+
 static void kernel_sync(Peer *p)
 {
 	_cleanup_free_ char *part = NULL, *cpus = NULL;
 	char *want;
 
+	features_sync(p);
 	if (!p->cgroup_v2 || dir_exists_at(p->root, "sys/fs/cgroup/cpuset.cpus.isolated"))
 		return;
 	if (read_file_at(p->root, SLICE "/cpuset.cpus.partition", 0, &part, NULL) >= 0 &&
@@ -765,7 +816,11 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 			fuzz_assert(!"a proper error");
 		}
 		if (c->check_tree && !(c->mutating && strstr(c->what, "Revert"))) {
-			char *after = snapshot(p->root);
+			char *after;
+
+			/* The daemon's writes as the kernel shows them (a rollback's token: the list). */
+			features_sync(p);
+			after = snapshot(p->root);
 
 			check_unchanged(c->what, c->before, after, p->record_tampered);
 			free(p->last);
@@ -783,7 +838,10 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *ret_error)
 	if (c->want_signature)
 		fuzz_assert(streq_ptr(sd_bus_message_get_signature(m, true), c->want_signature));
 	if (c->check_tree && !c->mutating) {
-		char *after = snapshot(p->root);
+		char *after;
+
+		features_sync(p);
+		after = snapshot(p->root);
 
 		check_unchanged(c->what, c->before, after, false);
 		free(p->last);
@@ -1031,7 +1089,7 @@ static const char *const world_paths[] = {
 	"usr/lib/topotune/profiles/latency.ini",
 	"run/topotune/state",
 	"proc/schedstat",
-	"etc/default/grub.d/topotune.cfg",
+	"run/topotune/bootloader.request",
 };
 
 static const char *const world_values[] = {
@@ -1092,6 +1150,9 @@ static void world_change(Peer *p)
 		if (dir_exists_at(p->root, path) && unlinkat(p->root, path, AT_REMOVEDIR) < 0)
 			break;   /* a directory with something in it stays */
 		fuzz_tree_write(p->root, path, v, strlen(v));
+		/* Another writer's write to sched/features is a kernel write too. */
+		if (streq(path, FEATURES))
+			features_sync(p);
 	}
 	}
 }
@@ -1357,6 +1418,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	peer = (Peer) { .fd = fds[1], .stop_fd = stop[1], .root = root, .in = in, .offline11 = o0 & 0x80,
 			.cgroup_v2 = !(o0 & 4), .isolated_said = strdup("\n") };
 	fuzz_assert(peer.isolated_said);
+	(void)read_file_at(root, FEATURES, 0, &peer.features, NULL);
 	fuzz_assert(pthread_create(&thread, NULL, peer_main, &peer) == 0);
 
 	daemon_run(m, root, &baseline);
@@ -1373,6 +1435,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	m = manager_free(m);   /* closes the connection: the peer returns */
 	fuzz_assert(pthread_join(thread, NULL) == 0);
 	free(peer.isolated_said);
+	free(peer.features);
 	free(peer.allowed_cpus);
 	safe_close(stop[0]);
 	safe_close(stop[1]);

@@ -33,7 +33,7 @@ set -u
 
 secs=${1:-30}
 [ $# -gt 0 ] && shift
-targets=${*:-cpulist cpuinfo profile kernel topology planner schedstat diagnose bus}
+targets=${*:-cpulist cpuinfo profile kernel topology planner schedstat diagnose record bus}
 
 src=$(cd "$(dirname "$0")/../.." && pwd)
 out=${FUZZ_BUILD_DIR:-$src/build-fuzz}
@@ -63,6 +63,7 @@ tsrc[topology]="fuzz-topology.c fuzz-tree.c";       tmods[topology]="basic cpuid
 tsrc[planner]="fuzz-planner.c ../unit/topo-build.c"; tmods[planner]="basic cpuid topology kernel profile planner"
 tsrc[schedstat]="fuzz-schedstat.c fuzz-tree.c ../unit/topo-build.c"; tmods[schedstat]="basic cpuid topology kernel profile planner"
 tsrc[diagnose]="fuzz-diagnose.c";                   tmods[diagnose]="basic cpuid topology kernel profile planner diagnose"
+tsrc[record]="fuzz-record.c fuzz-tree.c";           tmods[record]="basic cpuid topology kernel profile planner applier"
 tsrc[bus]="fuzz-bus.c fuzz-tree.c";                 tmods[bus]="basic cpuid topology kernel profile planner diagnose session applier netlink service"
 
 pkgs="libcpuid inih libsystemd libnl-3.0"

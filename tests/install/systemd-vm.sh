@@ -270,14 +270,16 @@ show() { systemctl show -P "$1" topotuned.service 2>/dev/null; }
 prop() { busctl get-property $BUS "$1" 2>&1; }
 
 # Everything topotuned may change on this kernel, one line each (grub.d itself
-# comes with the package; the drop-in in it is what topotuned writes).
+# comes with the package; the drop-in in it is what topotune-bootloader.service
+# renders from topotuned's request).
 controls() {
 	for f in /proc/sys/kernel/sched_smt_buddy_assist /proc/sys/kernel/sched_relax_domain_level \
 		 /proc/sys/kernel/numa_balancing \
 		 /sys/kernel/debug/sched/features /sys/fs/cgroup/cgroup.subtree_control \
 		 /sys/fs/cgroup/cpuset.cpus.isolated \
 		 /sys/fs/cgroup/topotune.slice/cpuset.cpus \
-		 /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition /etc/default/grub.d/topotune.cfg; do
+		 /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition /run/topotune/bootloader.request \
+		 /etc/default/grub.d/topotune.cfg; do
 		if [ -e "$f" ]; then echo "$f: $(cat "$f" 2>&1)"; else echo "$f: (absent)"; fi
 	done
 	echo "topotune.slice: $(systemctl show -P ActiveState topotune.slice)" \
@@ -329,6 +331,11 @@ sandbox() {
 	done
 	fact "${t}_others" "$(echo $others | wc -w)"
 	fact "${t}_others_writable" "${open_ok# }"
+	# update-grub sources /etc/default/grub.d/*.cfg as root: the daemon must
+	# not be able to create a file there (issue 29), only its request.
+	x "nsenter -t $pid -m sh -c ': >/etc/default/grub.d/topotune-probe.cfg'"
+	fact "${t}_grubd_rc" "$rc"
+	rm -f /etc/default/grub.d/topotune-probe.cfg
 }
 
 # Wait until /boot/grub/grub.cfg has WORD (or, WORD empty, has no
@@ -534,7 +541,8 @@ session() {
 	fact profile_set "$(prop ActiveProfile)"
 	fact pending_set "$(prop PendingKernelCmdline)"
 	x 'topotunectl verify'
-	x 'cat /etc/default/grub.d/topotune.cfg'
+	x 'cat /run/topotune/bootloader.request /etc/default/grub.d/topotune.cfg'
+	fact boot_request "$(cat /run/topotune/bootloader.request 2>&1)"
 	grub_has relax_domain_level=3
 	fact grub_set "$(grep -c 'relax_domain_level=3' /boot/grub/grub.cfg)"
 	x 'journalctl -u topotune-bootloader --no-pager -o cat'
@@ -915,6 +923,11 @@ check_sandbox() {	# TAG WHAT
 	else
 		fail "$2: only '$(f "${1}_others")' of the other files exist in the guest"
 	fi
+	if [ "$(f "${1}_grubd_rc")" != 0 ] && [ -n "$(f "${1}_grubd_rc")" ]; then
+		pass "$2: topotuned cannot create a file in /etc/default/grub.d (update-grub sources it as root)"
+	else
+		fail "$2: topotuned can write /etc/default/grub.d from its sandbox (rc '$(f "${1}_grubd_rc")')"
+	fi
 	if awk -v e="$(f "${1}_exposure")" 'BEGIN { exit !(e != "" && e + 0 < 2.4) }'; then
 		pass "$2: systemd-analyze security: exposure $(f "${1}_exposure") (2.4 before ProtectKernelTunables=/ProtectControlGroups=)"
 	else
@@ -943,7 +956,7 @@ check "latency's relax_domain_level = 3 pending a reboot" "$(f pending_set)" 's 
 check "the guest is a GRUB machine: update-grub exit 0" "$(f grub_rc)" 0
 check "topotune-bootloader.path is enabled and active after the install" "$(f bootpath)" active
 if [ "$(f grub_set)" -ge 1 ] 2>/dev/null; then
-	pass "manage_bootloader = yes: the drop-in made update-grub put relax_domain_level=3 on $(f grub_set) boot entries"
+	pass "manage_bootloader = yes: the request (\"$(f boot_request)\") made topotune-bootloader.service render the drop-in and update-grub put relax_domain_level=3 on $(f grub_set) boot entries"
 else
 	fail "manage_bootloader = yes: /boot/grub/grub.cfg has relax_domain_level=3 on '$(f grub_set)' entries"
 fi

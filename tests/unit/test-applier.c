@@ -7,6 +7,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <sys/stat.h>
+#include <time.h>
 
 #include "applier.h"
 #include "fileio.h"
@@ -748,7 +749,11 @@ static void test_diff(void)
 	rm_rf(tmpl);
 }
 
-/* No runtime relax control: with manage_bootloader the drop-in is written, revert removes it. */
+/*
+ * No runtime relax control: with manage_bootloader the boot loader request
+ * (the level alone) is written, revert removes it. The daemon never writes
+ * /etc/default/grub.d: units/update-bootloader renders the drop-in.
+ */
 static void test_bootloader(void)
 {
 	char tmpl[] = "/tmp/test-applier-XXXXXX";
@@ -778,6 +783,7 @@ static void test_bootloader(void)
 	a->manage_bootloader = true;
 	check_int(applier_apply(a, p), 0);
 	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
+	check(!path_exists_at(fd, "run/topotune/bootloader.request"));
 	check(applier_revert(a) == 0);
 	a = applier_free(a);
 	p = plan_free(p);
@@ -801,24 +807,25 @@ static void test_bootloader(void)
 	check(applier_new(fd, NULL, NULL, &a) == 0);
 	/* Without manage_bootloader nothing is written. */
 	check_int(applier_apply(a, p), 0);
-	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
+	check(!path_exists_at(fd, "run/topotune/bootloader.request"));
 	a->manage_bootloader = true;
 	check_int(applier_apply(a, p), 1);
-	dropin = file(fd, "etc/default/grub.d/topotune.cfg");
-	check(dropin && strstr(dropin, "GRUB_CMDLINE_LINUX_DEFAULT=\"$GRUB_CMDLINE_LINUX_DEFAULT relax_domain_level=2\""));
-	check(applier_revert(a) == 0);
+	/* Data, not shell: the level and a newline; grub.d is left to the helper. */
+	check_str(dropin = file(fd, "run/topotune/bootloader.request"), "2\n");
 	check(!path_exists_at(fd, "etc/default/grub.d/topotune.cfg"));
+	check(applier_revert(a) == 0);
+	check(!path_exists_at(fd, "run/topotune/bootloader.request"));
 	after = snapshot(fd);
 	check_str(after, before);
 
-	/* A GRUB without /etc/default/grub.d: the directory is made for the drop-in, and goes on revert. */
+	/* A GRUB without /etc/default/grub.d: still only the request; grub.d is not made. */
 	check(unlinkat(fd, "etc/default/grub.d/.keep", 0) == 0 && unlinkat(fd, "etc/default/grub.d", AT_REMOVEDIR) == 0);
 	free(before);
 	before = snapshot(fd);
-	check_int(applier_apply(a, p), 2);
+	check_int(applier_apply(a, p), 1);
+	check(!path_exists_at(fd, "etc/default/grub.d"));
 	free(dropin);
-	dropin = file(fd, "etc/default/grub.d/topotune.cfg");
-	check(dropin && strstr(dropin, "relax_domain_level=2"));
+	check_str(dropin = file(fd, "run/topotune/bootloader.request"), "2\n");
 	check(applier_revert(a) == 0);
 	free(after);
 	after = snapshot(fd);
@@ -906,6 +913,151 @@ static void test_recover_aside(void)
 	rm_rf(tmpl);
 }
 
+/*
+ * A record whose values are shell or garbage (issue 29): every value passes
+ * the parser a plan's value passes, or its line is set aside and reported,
+ * never written. One good line shows that the rest still gets restored.
+ */
+static void test_recover_garbage(void)
+{
+	static const char *const bad[] = {
+		/* sysctls: the control's number, nothing else */
+		"change plain 1 relax_domain_level =proc/sys/kernel/sched_relax_domain_level =1;reboot%0A =3 =x\n",
+		"change plain 1 numa_balancing =proc/sys/kernel/numa_balancing =%24(id) =1 =x\n",
+		"change plain 1 smt_buddy_assist =proc/sys/kernel/sched_smt_buddy_assist =1%0A2 =0 =x\n",
+		"change plain 1 smt_buddy_assist =proc/sys/kernel/sched_smt_buddy_assist = =0 =x\n",
+		"change plain 1 relax_domain_level =sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level =abc =2 =x\n",
+		/* the slice's CPUs and partition */
+		"change plain 1 isolated_cpus =sys/fs/cgroup/topotune.slice/cpuset.cpus =0-3%0Arm%20-rf =2 =x\n",
+		"change systemd 1 isolated_cpus =systemd:topotune.slice/AllowedCPUs =x%3By =2 =x\n",
+		"change partition 1 isolated_cpus =sys/fs/cgroup/topotune.slice/cpuset.cpus.partition =threaded =isolated =x\n",
+		/* the boot loader request: shell where a level belongs */
+		"change file 1 relax_domain_level =run/topotune/bootloader.request "
+		"=GRUB_CMDLINE_LINUX_DEFAULT%3D%22%24(touch%20/pwned)%22%0A =2%0A =x\n",
+		"change file 1 relax_domain_level =run/topotune/bootloader.request ! =2%3Breboot%0A =x\n",
+	};
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_(recovery_done) Recovery rec = {};
+	_cleanup_free_ char *smt = NULL;
+	StrBuf b = {};
+	char *text = NULL;
+
+	put(fd, "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level", "2\n");
+	put(fd, "sys/fs/cgroup/topotune.slice/cpuset.cpus", "2\n");
+	put(fd, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition", "isolated\n");
+	put(fd, "run/topotune/bootloader.request", "2\n");
+	put(fd, "proc/sys/kernel/sched_relax_domain_level", "3\n");
+	put(fd, "proc/sys/kernel/numa_balancing", "1\n");
+	strbuf_append(&b, "# topotune write-ahead record v1: kind done setting path old new why\n");
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
+		strbuf_append(&b, bad[i]);
+	strbuf_append(&b, "change plain 1 smt_buddy_assist =proc/sys/kernel/sched_smt_buddy_assist =1%0A =0 =good\n");
+	check(strbuf_steal(&b, &text) >= 0);
+	put(fd, STATE_FILE, text);
+	free(text);
+
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_recover(a, &rec), 0);
+	check_int(rec.found, ELEMENTSOF(bad) + 1);
+	check_int(rec.restored, 1);
+	check_int(strv_length(rec.problems), ELEMENTSOF(bad));
+	for (size_t i = 0; rec.problems && rec.problems[i]; i++)
+		check_ctx(rec.problems[i], strstr(rec.problems[i], "/run/topotune/state:") &&
+					   strstr(rec.problems[i], "left alone"));
+	/* Nothing written: the tree is as it was but for the record, now aside. */
+	check(!path_exists_at(fd, STATE_FILE));
+	check(rec.aside != NULL);
+	{
+		static const char *const files[][2] = {
+			{ "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level", "2\n" },
+			{ "sys/fs/cgroup/topotune.slice/cpuset.cpus", "2\n" },
+			{ "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition", "isolated\n" },
+			{ "run/topotune/bootloader.request", "2\n" },
+			{ "proc/sys/kernel/sched_relax_domain_level", "3\n" },
+			{ "proc/sys/kernel/numa_balancing", "1\n" },
+		};
+
+		for (size_t i = 0; i < ELEMENTSOF(files); i++) {
+			_cleanup_free_ char *got = file(fd, files[i][0]);
+
+			check_ctx(files[i][0], got && streq(got, files[i][1]));
+		}
+	}
+	/* The one good line is restored. */
+	check_str(smt = file(fd, "proc/sys/kernel/sched_smt_buddy_assist"), "1\n");
+	rm_rf(tmpl);
+}
+
+static double cpu_seconds(void)
+{
+	struct timespec ts;
+
+	check(clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts) == 0);
+	return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
+/*
+ * A record of 200,000 bad lines (issue 29: 600 KB took 101 s, StateReasons
+ * grew to 13.7 MB): recovery reads it in one pass, keeps every line aside
+ * but reports at most RECOVERY_PROBLEMS_MAX of them and a count; a record
+ * above STATE_FILE_MAX is set aside whole, unread, with the reason. The
+ * quadratic reader needed minutes for this; linear work is milliseconds,
+ * so the CPU-time bound is far from both.
+ */
+static void test_recover_large(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_(recovery_done) Recovery rec = {};
+	_cleanup_free_ char *kept = NULL, *big = NULL;
+	const unsigned lines = 200000;
+	size_t size = 0;
+	double t0;
+	char *text;
+
+	text = malloc(lines * 2 + 1);
+	check(text != NULL);
+	if (!text)
+		return;
+	for (unsigned i = 0; i < lines; i++)
+		memcpy(text + i * 2, "x\n", 2);
+	text[lines * 2] = '\0';
+	put(fd, STATE_FILE, text);
+	free(text);
+
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	t0 = cpu_seconds();
+	check_int(applier_recover(a, &rec), 0);
+	check_ctx("200,000 lines in CPU seconds", cpu_seconds() - t0 < 5.0);
+	check_int(rec.found, lines);
+	check_int(rec.n_problems, lines);
+	check_int(strv_length(rec.problems), RECOVERY_PROBLEMS_MAX + 1);
+	check(rec.problems && strstr(rec.problems[RECOVERY_PROBLEMS_MAX], "... and 199984 more problems"));
+	check(rec.problems && strstr(rec.problems[RECOVERY_PROBLEMS_MAX - 1], "/run/topotune/state:16: malformed"));
+	check(rec.aside && read_file_at(fd, rec.aside + 1, 0, &kept, &size) == 0);
+	check_int(size, strlen("# topotune: what recovery could not restore, or refused; nothing reads this file again\n") +
+			    lines * 2);
+
+	/* One byte over the bound: set aside whole, nothing parsed, the reason says so. */
+	recovery_done(&rec);
+	big = malloc(STATE_FILE_MAX + 2);
+	check(big != NULL);
+	if (!big)
+		return;
+	memset(big, '#', STATE_FILE_MAX + 1);
+	big[STATE_FILE_MAX + 1] = '\0';
+	put(fd, STATE_FILE, big);
+	check_int(applier_recover(a, &rec), 0);
+	check_int(rec.found, 0);
+	check(rec.problems && strstr(rec.problems[0], "/run/topotune/state: larger than 1048576 bytes"));
+	check_int(strv_length(rec.problems), 1);
+	check(rec.aside && !path_exists_at(fd, STATE_FILE));
+	rm_rf(tmpl);
+}
+
 /* The file outside the root, read with plain stdio: the test's view, not the agent's. */
 static void check_victim(const char *victim)
 {
@@ -966,7 +1118,7 @@ static void test_links_out(const char *target_kind)
 	check(applier_revert(a) == 0);
 	a = applier_free(a);
 
-	/* 3. The bootloader drop-in is a link to a passwd-like file. */
+	/* 3. The boot loader request is a link to a passwd-like file. */
 	{
 		_cleanup_(topology_freep) Topology *t = NULL;
 		_cleanup_(plan_freep) Plan *pb = NULL;
@@ -980,8 +1132,7 @@ static void test_links_out(const char *target_kind)
 		PlanInput in;
 
 		put(fd, "etc/default/grub", "GRUB_DEFAULT=0\n");
-		put(fd, "etc/default/grub.d/.keep", "");
-		check(symlinkat(target, fd, "etc/default/grub.d/topotune.cfg") == 0);
+		check(symlinkat(absolute ? victim : target + 3, fd, "run/topotune/bootloader.request") == 0);
 		check(topo_build(&small, &t) == 0);
 		kernel_caps_stock(&k);
 		in = (PlanInput) { &intel, t, &k, &s, "t" };
@@ -989,7 +1140,7 @@ static void test_links_out(const char *target_kind)
 		check(applier_new(fd, NULL, NULL, &a) == 0);
 		a->manage_bootloader = true;
 		check_int(applier_apply(a, pb), -ELOOP);
-		check_ctx(target_kind, a->error && strstr(a->error, "/etc/default/grub.d/topotune.cfg"));
+		check_ctx(target_kind, a->error && strstr(a->error, "/run/topotune/bootloader.request"));
 		kernel_caps_done(&k);
 	}
 	check_victim(victim);
@@ -1057,6 +1208,8 @@ int main(void)
 	test_empty_root();
 	test_bootloader();
 	test_recover_aside();
+	test_recover_garbage();
+	test_recover_large();
 	test_links_out("absolute");
 	test_links_out("relative");
 	/* The same where the kernel has no openat2(). */

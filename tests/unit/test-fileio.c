@@ -161,6 +161,23 @@ static void test_write(const char *mode)
 	check_str(s, "root's own passwd\n");
 	free(s), s = NULL;
 
+	/*
+	 * A hard link in the root to a file outside (issue 29): no symlink on
+	 * the way, yet writing would go through. Refused, the outside file
+	 * neither written nor truncated.
+	 */
+	{
+		_cleanup_free_ char *src = strprintf("%s/secret", outside), *dst = strprintf("%s/proc/sys/kernel/hard", root);
+
+		(void)unlink(dst);
+		check(src && dst && link(src, dst) == 0);
+		check_int(write_string_at(root_fd, "proc/sys/kernel/hard", "1"), -EMLINK);
+		free(o);
+		check_str(o = outside_file("secret"), "outside\n");
+		free(o), o = NULL;
+		check(unlink(dst) == 0);
+	}
+
 	/* Plain paths are written as ever. */
 	check_int(write_string_at(root_fd, "/proc/sys/kernel/sched_relax_domain_level", "2"), 0);
 	check_int(read_line_at(root_fd, "proc/sys/kernel/sched_relax_domain_level", &s), 0);
@@ -263,11 +280,37 @@ static void test_no_openat2(int err, const char *mode)
 	check_ctx(mode, WIFEXITED(status) && WEXITSTATUS(status) == 0);
 }
 
+/* A file of exactly @max bytes is within @max; one byte more is not (issue 29). */
+static void test_max_size(void)
+{
+	_cleanup_free_ char *data = malloc(8193), *got = NULL;
+	size_t size = 0;
+
+	check(data != NULL);
+	if (!data)
+		return;
+	memset(data, 'a', 8192);
+	data[8192] = '\0';
+	put(root, "max/exact", data);
+	check_int(read_file_at(root_fd, "max/exact", 8192, &got, &size), 0);
+	check_int(size, 8192);
+	free(got);
+	got = NULL;
+	check_int(read_file_at(root_fd, "max/exact", 8191, &got, NULL), -EFBIG);
+	put(root, "max/small", "abc");
+	check_int(read_file_at(root_fd, "max/small", 3, &got, &size), 0);
+	check_int(size, 3);
+	free(got);
+	got = NULL;
+	check_int(read_file_at(root_fd, "max/small", 2, &got, NULL), -EFBIG);
+}
+
 int main(void)
 {
 	_cleanup_free_ char *cmd = NULL;
 
 	setup();
+	test_max_size();
 	test_read("openat2");
 	test_write("openat2");
 	test_fifo("openat2");

@@ -37,6 +37,8 @@ static void logged(const char *journal_stream_of, char *buf, size_t size)
 	log_open();
 	log_warning("no cpuset in %s", "the root");
 	log_error("apply failed");
+	/* A caller's text with a newline and a priority prefix (a HoldProfile reason). */
+	log_notice("held: %s", "x\n<0>forged\tline");
 	log_debug("not shown");
 	fflush(stderr);
 	check(dup2(saved, STDERR_FILENO) == STDERR_FILENO);
@@ -52,13 +54,20 @@ int main(void)
 	char buf[256];
 
 	logged("this", buf, sizeof(buf));
-	check_str(buf, "<4>no cpuset in the root\n<3>apply failed\n");
+	/* On the journal's stream one message is one line: no record forged. */
+	check_str(buf, "<4>no cpuset in the root\n<3>apply failed\n<5>held: x\\x0a<0>forged\\x09line\n");
 	logged(NULL, buf, sizeof(buf));
-	check_str(buf, "no cpuset in the root\napply failed\n");
+	check_str(buf, "no cpuset in the root\napply failed\nheld: x\n<0>forged\tline\n");
 	/* Another stream (stderr redirected by the service itself): no prefix. */
 	logged("1:2", buf, sizeof(buf));
-	check_str(buf, "no cpuset in the root\napply failed\n");
+	check_str(buf, "no cpuset in the root\napply failed\nheld: x\n<0>forged\tline\n");
 	logged("garbage", buf, sizeof(buf));
-	check_str(buf, "no cpuset in the root\napply failed\n");
+	check_str(buf, "no cpuset in the root\napply failed\nheld: x\n<0>forged\tline\n");
+	/* What the bus echoes of a caller (HoldProfile's reason): one line, bounded. */
+	{
+		_cleanup_free_ char *t = text_bounded("a\nb\tc", 200);
+
+		check_str(t, "a\\x0ab\\x09c");
+	}
 	return test_end("log");
 }

@@ -777,6 +777,71 @@ static void test_config_bad(void)
 	}
 }
 
+/*
+ * A NUL byte ended an ini file silently: everything after it was ignored
+ * and check said OK (issue 29). Refused with FILE:LINE, in topotune.conf, a
+ * profile and a hardware rule alike.
+ */
+static void test_nul_byte(void)
+{
+	static const char text[] = "[daemon]\nprofile = throughput\n\0[daemon]\nbogus = 1\n";
+	static const char *const where[] = {
+		"etc/topotune/topotune.conf",
+		"etc/topotune/profiles/nul.ini",
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(where); i++) {
+		static const TreeFile none[] = { { "etc/topotune/.keep", "" }, {} };
+		char *root = tree_make(none);
+		_cleanup_free_ char *p = strprintf("%s/%s", root, where[i]), *err = NULL, *want = NULL;
+		Config *c = NULL;
+		Profile *pr = NULL;
+		FILE *f;
+		int fd, r;
+
+		check(mkdir_parents(root, where[i]) == 0);
+		f = fopen(p, "we");
+		check(f && fwrite(text, 1, sizeof(text) - 1, f) == sizeof(text) - 1);
+		if (f)
+			fclose(f);
+		fd = tree_open(root);
+		want = strprintf("/%s:3: NUL byte: not a text file, refused (inih would stop reading there)", where[i]);
+		if (i == 0)
+			r = config_load(fd, &c, &err);
+		else
+			r = profile_load(fd, "nul", &pr, &err);
+		check_ctx(where[i], r == -EBADMSG);
+		check_str(err, want);
+		config_free(c);
+		profile_free(pr);
+		safe_close(fd);
+		tree_remove(root);
+	}
+}
+
+/* An error quotes at most 80 bytes of a line, cut at a character, then "...". */
+static void test_long_line_quoted_short(void)
+{
+	_cleanup_free_ char *line = malloc(1024 * 1024 + 1), *text = NULL, *err = NULL, *want = NULL;
+	Profile *p = NULL;
+
+	check(line != NULL);
+	if (!line)
+		return;
+	/* 79 'x' then a two-byte 'ä' across the cut at 80, then a megabyte of 'y' */
+	memset(line, 'y', 1024 * 1024);
+	line[1024 * 1024] = '\0';
+	memset(line, 'x', 79);
+	memcpy(line + 79, "\xc3\xa4", 2);
+	text = strprintf("[profile]\n%s\n", line);
+	check(profile_parse_string(text, "/etc/topotune/profiles/long.ini", &p, &err) == -EINVAL);
+	line[79] = '\0';
+	want = strprintf("/etc/topotune/profiles/long.ini:2: expected '[section]' or 'key = value', got '%s...'", line);
+	check_str(err, want);
+	check(err && strlen(err) < 200);
+	profile_free(p);
+}
+
 /* ---- hardware.d ------------------------------------------------------------ */
 
 #define HW_USR "/usr/lib/topotune/hardware.d/"
@@ -1312,6 +1377,8 @@ int main(int argc, char *argv[])
 	test_list();
 	test_config_good();
 	test_config_bad();
+	test_nul_byte();
+	test_long_line_quoted_short();
 	test_hardware_layers();
 	test_hardware_match_keys();
 	test_hardware_core_kinds();
