@@ -177,6 +177,8 @@ int manager_metrics(Manager *m, char **ret)
 		metrics_domains(m, &b);
 
 	r = kernel_counters_load(m->session.root_fd, &kc);
+	if (r >= 0)
+		r = kernel_counters_accumulate(kc, &m->counters);
 	if (r < 0) {
 		/* Every scrape would say it again: debug in the journal, a comment in the text. */
 		log_debug_errno(r, "Reading the kernel's scheduler counters failed, leaving them out: %m");

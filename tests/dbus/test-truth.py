@@ -346,6 +346,35 @@ try:
         if not agree(root, f"seed {SEED} step {i + 1}: {done[-1]}"):
             print(f"# reproduce: TOPOTUNE_TRUTH_SEED={SEED} TOPOTUNE_TRUTH_STEPS={i + 1}; steps: " + " | ".join(done))
             break
+
+    # --- counters across domain rebuilds -------------------------------------------------
+    # The kernel's domain counters live in its sched_domain structs: a rebuild starts
+    # them at 0 and a CPU that loses its domains (hpc isolation) stops reporting them.
+    def schedstat(cpus):
+        """/proc/schedstat v17: CPU -> the value of every field of its SMT and MC lines."""
+        text = "version 17\ntimestamp 4294892296\n"
+        for cpu, v in cpus.items():
+            text += f"cpu{cpu} 0 0 0 0 0 0 1 2 3\n"
+            if v is not None:
+                text += "".join(f"domain{i} {n} ffffffff " + " ".join([str(v)] * 45) + "\n"
+                                for i, n in enumerate(("SMT", "MC")))
+        return text
+
+    def lb_count():
+        for line in str(mgr().Metrics()).splitlines():
+            if line.startswith('topotune_schedstat_lb_count_total{index="1",domain="MC",idle="busy"}'):
+                return int(float(line.split()[-1]))
+        return None
+
+    wr(root, "proc/schedstat", schedstat({0: 100, 1: 100, 2: 100, 3: 100}))
+    before = lb_count()
+    wr(root, "proc/schedstat", schedstat({0: 5, 1: 5, 2: None, 3: None}))
+    after = lb_count()
+    check("schedstat _total never goes down: CPUs 2-3 lose their domains, 0-1 are rebuilt (400 -> 410)",
+          before == 400 and after == 410, f"{before} -> {after}")
+    wr(root, "proc/schedstat", schedstat({0: 7, 1: 7, 2: 3, 3: 3}))
+    check("... and the domains come back: each CPU's count adds on (410 + 2 + 2 + 3 + 3 = 420)",
+          lb_count() == 420, str(lb_count()))
     stop_daemon(d)
 finally:
     for p in procs:
