@@ -217,15 +217,15 @@ def status_json_settings():
 
 
 def metric_actual():
-    """{setting: actual} from Metrics(): topotune_setting_actual."""
+    """{setting: actual} from Metrics(): the topotune_setting_actual gauge, or _info's value label."""
     out = {}
     for line in str(mgr().Metrics()).splitlines():
-        if not line.startswith("topotune_setting_actual{"):
+        fam, _, rest = line.partition("{")
+        if fam not in ("topotune_setting_actual", "topotune_setting_actual_info"):
             continue
-        labels, _, value = line.partition("} ")
-        lab = dict(kv.split("=", 1) for kv in labels[len("topotune_setting_actual{"):].split(","))
-        lab = {k: v.strip('"') for k, v in lab.items()}
-        out[lab["setting"]] = lab["value"] if "value" in lab else value.strip()
+        labels, _, value = rest.partition("} ")
+        lab = {k: v.strip('"') for k, v in (kv.split("=", 1) for kv in labels.split(","))}
+        out[lab["setting"]] = lab["value"] if fam.endswith("_info") else value.strip()
     return out
 
 
@@ -255,7 +255,7 @@ def agree(root, what):
             bad.append(f"status --json {k} actual {js.get(k)}, files {v}")
         if tx.get(k) != v:
             bad.append(f"status {k} actual {tx.get(k)}, files {v}")
-        if mt.get(k) not in (v, numeric(k, v)):
+        if mt.get(k) != numeric(k, v):
             bad.append(f"metrics {k} actual {mt.get(k)}, files {v}")
         if st[k][2] != (desired in ("keep", v)):
             bad.append(f"Settings {k} in_sync {st[k][2]} for desired {desired}, files {v}")
