@@ -173,11 +173,14 @@ static int check_all(int fd, char ***errors, CheckCounts *counts)
 			return r;
 	} else {
 		counts->config_files = strv_length(c->files);
-		if (c->profile_origin.file) {
-			r = check_named_profile(fd, c->profile, &c->profile_origin, errors);
-			if (r < 0)
-				return r;
-		}
+		/*
+		 * The profile topotuned applies where no hardware rule chooses
+		 * one, built-in default (balanced) included: without it the
+		 * daemon starts "failed".
+		 */
+		r = check_named_profile(fd, c->profile, &c->profile_origin, errors);
+		if (r < 0)
+			return r;
 	}
 
 	free(err);
@@ -347,7 +350,9 @@ int verb_check(const CtlContext *ctx, int argc, char *argv[])
 		goto finish;
 	}
 	config_candidates_set(cc, n_cand);
+	config_errors_collect(&errors);
 	r = check_all(fd, &errors, &counts);
+	config_errors_collect(NULL);
 	config_candidates_set(NULL, 0);
 	if (r < 0) {
 		log_error_errno(r, "check: %m");

@@ -132,11 +132,29 @@ static int config_apply_file(Config *c, int root_fd, const char *dir, const char
 	return strv_push(&c->files, TAKE_PTR(file));
 }
 
+/*
+ * A file failed with @r (message in *@err). Collecting every error: remember
+ * the first and go on (true); else stop (false, *@err the message).
+ */
+static bool config_failed(int r, char **err, int *first, char **first_error)
+{
+	if (r == -ENOMEM || !config_error_collected(*err))
+		return false;
+	if (*first >= 0) {
+		*first = r;
+		*first_error = TAKE_PTR(*err);
+	}
+	free(*err);
+	*err = NULL;
+	return true;
+}
+
 int config_load(int root_fd, Config **ret, char **ret_error)
 {
 	_cleanup_(config_freep) Config *c = NULL;
 	_cleanup_strv_free_ char **dropins = NULL;
-	int r;
+	_cleanup_free_ char *err = NULL, *first_error = NULL;
+	int r, first = 0;
 
 	c = calloc(1, sizeof(Config));
 	if (!c)
@@ -152,19 +170,28 @@ int config_load(int root_fd, Config **ret, char **ret_error)
 	c->metrics_interval_sec = 60;
 	profile_settings_init(&c->overrides);
 
-	r = config_apply_file(c, root_fd, CONFIG_FILE, NULL, ret_error);
-	if (r < 0)
-		return r;
+	r = config_apply_file(c, root_fd, CONFIG_FILE, NULL, &err);
+	if (r < 0 && !config_failed(r, &err, &first, &first_error))
+		goto fail;
 
 	r = config_dir_list(root_fd, CONFIG_DROPIN_DIR, ".conf", &dropins, ret_error);
 	if (r < 0)
 		return r;
 	STRV_FOREACH(d, dropins) {
-		r = config_apply_file(c, root_fd, CONFIG_DROPIN_DIR, *d, ret_error);
-		if (r < 0)
-			return r;
+		r = config_apply_file(c, root_fd, CONFIG_DROPIN_DIR, *d, &err);
+		if (r < 0 && !config_failed(r, &err, &first, &first_error))
+			goto fail;
+	}
+	if (first < 0) {
+		r = first;
+		goto fail;
 	}
 
 	*ret = TAKE_PTR(c);
 	return 0;
+
+fail:
+	if (ret_error)
+		*ret_error = TAKE_PTR(first_error) ?: TAKE_PTR(err);
+	return r;
 }

@@ -313,9 +313,10 @@ static int hardware_rule_parse(const char *text, const char *file, HardwareRule 
 int hardware_rules_load(int root_fd, HardwareRule ***ret, size_t *ret_n, char **ret_error)
 {
 	_cleanup_strv_free_ char **etc = NULL, **usr = NULL, **names = NULL;
+	_cleanup_free_ char *first_error = NULL;
 	HardwareRule **rules = NULL;
 	size_t n = 0;
-	int r;
+	int r, first = 0;
 
 	r = config_dir_list(root_fd, HARDWARE_DIR_ETC, ".ini", &etc, ret_error);
 	if (r < 0)
@@ -341,18 +342,35 @@ int hardware_rules_load(int root_fd, HardwareRule ***ret, size_t *ret_n, char **
 		return -ENOMEM;
 
 	STRV_FOREACH(f, names) {
-		_cleanup_free_ char *text = NULL, *file = NULL;
+		_cleanup_free_ char *text = NULL, *file = NULL, *err = NULL;
 		const char *dir = strv_contains(etc, *f) ? HARDWARE_DIR_ETC : HARDWARE_DIR_USR;
 
-		r = config_file_read(root_fd, dir, *f, &text, &file, ret_error);
+		r = config_file_read(root_fd, dir, *f, &text, &file, &err);
 		if (r == -ENOENT)
-			r = error_message(ret_error, r, "/%s/%s: %s", dir, *f, strerror(ENOENT));
-		if (r < 0)
-			goto fail;
-		r = hardware_rule_parse(text, file, &rules[n], ret_error);
-		if (r < 0)
-			goto fail;
-		n++;
+			r = error_message(&err, r, "/%s/%s: %s", dir, *f, strerror(ENOENT));
+		if (r >= 0)
+			r = hardware_rule_parse(text, file, &rules[n], &err);
+		if (r >= 0) {
+			n++;
+			continue;
+		}
+		/* Collecting every error (topotunectl check): the next rule all the same. */
+		if (r != -ENOMEM && config_error_collected(err)) {
+			if (first >= 0) {
+				first = r;
+				first_error = TAKE_PTR(err);
+			}
+			continue;
+		}
+		if (ret_error)
+			*ret_error = TAKE_PTR(err);
+		goto fail;
+	}
+	if (first < 0) {
+		r = first;
+		if (ret_error)
+			*ret_error = TAKE_PTR(first_error);
+		goto fail;
 	}
 
 	*ret = rules;

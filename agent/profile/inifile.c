@@ -40,6 +40,8 @@ struct IniFile {
 
 	IniSeen *seen;
 	size_t n_seen;
+	bool skip_section;      /* collecting errors: the keys of a bad section header are not checked */
+	unsigned n_errors;      /* ini_error() calls */
 
 	int error;
 	unsigned error_line;
@@ -67,17 +69,39 @@ static void ini_file_done(IniFile *ini)
 	free(ini->error_msg);
 }
 
+static char ***error_sink;
+
+void config_errors_collect(char ***sink)
+{
+	error_sink = sink;
+}
+
+bool config_error_collected(const char *msg)
+{
+	if (!error_sink || !msg)
+		return false;
+	if (!strv_contains(*error_sink, msg))
+		(void)strv_extend(error_sink, msg);
+	return true;
+}
+
 int ini_error(IniFile *ini, int error, const char *fmt, ...)
 {
 	_cleanup_free_ char *msg = NULL;
 	va_list ap;
 
-	if (ini->error < 0)
-		return error;
-
 	va_start(ap, fmt);
 	msg = vstrprintf(fmt, ap);
 	va_end(ap);
+
+	ini->n_errors++;
+	if (error_sink && msg && error != -ENOMEM) {
+		_cleanup_free_ char *full = strprintf("%s:%u: %s", ini->file, ini->line, msg);
+
+		(void)config_error_collected(full);
+	}
+	if (ini->error < 0)
+		return error;
 
 	ini->error = error;
 	ini->error_line = ini->line;
@@ -130,6 +154,7 @@ static int ini_section_header(IniFile *ini, const char *line)
 
 	free(ini->section);
 	ini->section = TAKE_PTR(name);
+	ini->skip_section = false;
 
 	if (ini->syntax->section)
 		return ini->syntax->section(ini, ini->section, ini->userdata);
@@ -144,7 +169,8 @@ static char *line_reader(char *buf, int size, void *stream)
 	char *line;
 	size_t len;
 
-	if (ini->error < 0 || !*ini->pos)
+	/* Collecting every error, the parse goes on to the end. */
+	if ((ini->error < 0 && (!error_sink || ini->error == -ENOMEM)) || !*ini->pos)
 		return NULL;
 
 	eol = strchrnul(ini->pos, '\n');
@@ -164,11 +190,18 @@ static char *line_reader(char *buf, int size, void *stream)
 	line = strip(line);
 
 	if (line[0] == '[') {
-		if (ini_section_header(ini, line) < 0)
-			return NULL;
+		if (ini_section_header(ini, line) < 0) {
+			if (!error_sink)
+				return NULL;
+			/* Its keys would only repeat that the header is bad. */
+			ini->skip_section = true;
+			line[0] = '\0';
+		}
 	} else if (line[0] && !strchr(line, '=')) {
 		ini_error(ini, -EINVAL, "expected '[section]' or 'key = value', got '%s'", line);
-		return NULL;
+		if (!error_sink)
+			return NULL;
+		line[0] = '\0';
 	}
 
 	/* inih needs room for the NUL; a longer line would be split silently. */
@@ -176,7 +209,10 @@ static char *line_reader(char *buf, int size, void *stream)
 	if (size < 2 || len > (size_t)size - 2) {
 		ini_error(ini, -EINVAL, "line too long (more than %d characters after removing comments)",
 			  size - 2);
-		return NULL;
+		if (!error_sink || size < 1)
+			return NULL;
+		line[0] = '\0';
+		len = 0;
 	}
 	memcpy(buf, line, len + 1);
 	return buf;
@@ -209,8 +245,11 @@ static int ini_seen(IniFile *ini, const char *section, const char *key)
 static int key_handler(void *user, const char *section, const char *name, const char *value)
 {
 	IniFile *ini = user;
+	unsigned n;
 	int r;
 
+	if (ini->skip_section)
+		return 1;
 	if (!ini->section) {
 		ini_error(ini, -EINVAL, "key '%s' outside of any section", name);
 		return 0;
@@ -227,10 +266,12 @@ static int key_handler(void *user, const char *section, const char *name, const 
 		return 0;
 
 	/* inih's own copy of the section may be truncated; ours is not. */
+	n = ini->n_errors;
 	r = ini->syntax->key(ini, ini->section, name, value, ini->userdata);
 	if (r < 0) {
 		/* Handlers report through ini_error(); cover one that forgot. */
-		ini_error(ini, r, "invalid value '%s' for %s", value, name);
+		if (ini->n_errors == n)
+			ini_error(ini, r, "invalid value '%s' for %s", value, name);
 		return 0;
 	}
 	return 1;

@@ -72,5 +72,11 @@ int origin_set(Origin *o, const char *file, unsigned line);
 int settings_parse_key(IniFile *ini, ProfileSettings *s, const char *section,
 		       const char *key, const char *value);
 
+/*
+ * Collecting every error (config_errors_collect()): @msg goes to the sink
+ * and true is returned, so the caller goes on; false: stop at this error.
+ */
+bool config_error_collected(const char *msg);
+
 /* Validate a profile name written in a file, error through @ini. */
 int ini_check_profile_name(IniFile *ini, const char *key, const char *value);

@@ -205,3 +205,12 @@ typedef struct ConfigCandidate {
 } ConfigCandidate;
 
 void config_candidates_set(const ConfigCandidate *c, size_t n);
+
+/*
+ * For `topotunectl check`: with @sink set, every error of every file is
+ * added to *@sink (each message once) and loading goes on past it -- the
+ * rest of the file, the next drop-in, the next rule -- while the loaders
+ * still fail with their first error as before. NULL turns it off.
+ * Process-wide like the candidates: the daemon never sets it.
+ */
+void config_errors_collect(char ***sink);

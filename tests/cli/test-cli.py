@@ -185,6 +185,41 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     rc, out, err = run("--root", hygon, "check")
     check("check: a bad topotune.conf: FILE:LINE", rc == 2 and "/etc/topotune/topotune.conf:2: " in err, err)
     shutil.copy(os.path.join(base, "conf.save"), os.path.join(hygon, "etc/topotune/topotune.conf"))
+    # check fails exactly where topotuned would not configure, and lists every error (issue 28, item 3).
+    empty = os.path.join(base, "empty-root")
+    os.makedirs(empty)
+    rc, out, err = run("--root", empty, "check")
+    check("check on an empty root: exit 2, the built-in default profile balanced is not there",
+          rc == 2 and "built-in default: profile 'balanced' not found" in err and "1 error." in err, (rc, out, err))
+    os.rename(os.path.join(hygon, "usr/lib/topotune/profiles/balanced.ini"), os.path.join(base, "balanced.save"))
+    rc, out, err = run("--root", hygon, "check")
+    check("check without balanced.ini (no profile = set): exit 2, as topotuned then starts failed",
+          rc == 2 and "profile 'balanced' not found" in err, (rc, out, err))
+    os.rename(os.path.join(base, "balanced.save"), os.path.join(hygon, "usr/lib/topotune/profiles/balanced.ini"))
+    write(os.path.join(hygon, "etc/topotune/topotune.conf.d/10-a.conf"),
+          "[daemon]\nrollback = sometimes\nbogus = 1\n[nosuch]\nx = 1\n[daemon]\nverify_interval = x\n")
+    write(os.path.join(hygon, "etc/topotune/topotune.conf.d/20-b.conf"), "[daemon]\nfoo\n")
+    write(os.path.join(hygon, "etc/topotune/hardware.d/60-x.ini"), "[match]\nvendor = hygon\nfamily = x\n[nope]\n")
+    write(os.path.join(hygon, "etc/topotune/hardware.d/61-y.ini"), "[match]\nbogus = 1\n")
+    write(os.path.join(hygon, "etc/topotune/profiles/broken.ini"),
+          "[scheduler]\nrelax_domain_level = deep\nsmt_buddy_assist = maybe\n")
+    rc, out, err = run("--root", hygon, "check")
+    want = ["/etc/topotune/topotune.conf.d/10-a.conf:2: invalid value 'sometimes' for rollback",
+            "/etc/topotune/topotune.conf.d/10-a.conf:3: unknown key 'bogus' in [daemon]",
+            "/etc/topotune/topotune.conf.d/10-a.conf:4: unknown section [nosuch]",
+            "/etc/topotune/topotune.conf.d/10-a.conf:7: invalid value 'x' for verify_interval",
+            "/etc/topotune/topotune.conf.d/20-b.conf:2: expected '[section]' or 'key = value', got 'foo'",
+            "/etc/topotune/hardware.d/60-x.ini:3: ", "/etc/topotune/hardware.d/60-x.ini:4: unknown section [nope]",
+            "/etc/topotune/hardware.d/61-y.ini:2: ",
+            "/etc/topotune/profiles/broken.ini:2: ", "/etc/topotune/profiles/broken.ini:3: "]
+    lines = err.splitlines()
+    missing = [w for w in want if not any(l.startswith(w) for l in lines)]
+    check("check lists every error: each bad line of each file, every drop-in, every rule, each once",
+          rc == 2 and not missing and f"{len(want)} errors." in err and len(set(lines)) == len(lines),
+          f"missing {missing}: {err}")
+    for f in ("topotune.conf.d/10-a.conf", "topotune.conf.d/20-b.conf", "hardware.d/60-x.ini", "hardware.d/61-y.ini",
+              "profiles/broken.ini"):
+        os.remove(os.path.join(hygon, "etc/topotune", f))
 
     # Bad input: exit 2 and a message naming the place.
     write(os.path.join(vm, "etc/topotune/profiles/broken.ini"), "[scheduler]\nsmt_buddy_assist = maybe\n")
