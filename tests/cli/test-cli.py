@@ -115,6 +115,28 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     check("plan: numa_balancing = memory-tiering set through sysctl kernel.numa_balancing",
           rc == 0 and any(l.split()[:5] == ["numa_balancing", "set", "on", "->", "memory-tiering"]
                           and l.endswith("via sysctl kernel.numa_balancing") for l in out.splitlines()), out + err)
+    # Every file that sets the key, in order, the one in force marked (issue 28, item 4).
+    d = os.path.join(hygon, "etc/topotune")
+    write(os.path.join(d, "topotune.conf.d/10-a.conf"), "[daemon]\nprofile = site\n[scheduler]\nrelax_domain_level = 2\n")
+    write(os.path.join(d, "topotune.conf.d/20-b.conf"), "[scheduler]\nrelax_domain_level = 4\n")
+    write(os.path.join(d, "profiles/site.ini"), "[profile]\ninclude = database\n[scheduler]\nrelax_domain_level = 1\n")
+    rc, out, err = run("--root", hygon, "explain", "relax_domain_level")
+    rows = [l.split() for l in out.splitlines()[4:8]]
+    check("explain shows every layer that sets the key: a base profile, the profile, each drop-in; winner marked",
+          rc == 0 and out.startswith("relax_domain_level = 4\n")
+          and rows == [["profile", "latency", "(included", "by", "database)", "3", "/usr/lib/topotune/profiles/latency.ini:15"],
+                       ["profile", "site", "1", "/etc/topotune/profiles/site.ini:4"],
+                       ["conf.d", "10-a.conf", "2", "/etc/topotune/topotune.conf.d/10-a.conf:4"],
+                       ["*", "conf.d", "20-b.conf", "4", "/etc/topotune/topotune.conf.d/20-b.conf:2"]],
+          out + err)
+    rc, out, err = run("--root", hygon, "explain", "--json", "relax_domain_level")
+    j = json.loads(out) if rc == 0 else {}
+    check("explain --json: the same layers, winner true only for the drop-in in force",
+          [(x["layer"], x["value"], x["winner"]) for x in j.get("layers", [])]
+          == [("profile latency (included by database)", "3", False), ("profile site", "1", False),
+              ("conf.d 10-a.conf", "2", False), ("conf.d 20-b.conf", "4", True)], out + err)
+    for f in ("topotune.conf.d/10-a.conf", "topotune.conf.d/20-b.conf", "profiles/site.ini"):
+        os.remove(os.path.join(d, f))
     rc, out, err = run("explain", "--list")
     check("explain --list: the settings table's names, one a line",
           rc == 0 and out.split() == ["smt_buddy_assist", "relax_domain_level", "isolated_cpus", "housekeeping_smt",
