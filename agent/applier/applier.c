@@ -1490,6 +1490,38 @@ int applier_revert(Applier *a)
 	return r;
 }
 
+/*
+ * A step that goes through no control (keep, not applicable, unsupported)
+ * still names a value the kernel holds: read it through the first control of
+ * its setting the kernel has. The plan's "from" describes the kernel before
+ * the apply; a restore, a revert, a recovery or another writer changes it
+ * since. -ENOENT: no control of the setting can be read.
+ */
+static int read_setting(Applier *a, const PlanStep *st, char **ret)
+{
+	const char *key = setting_id_to_string(st->setting);
+
+	for (size_t i = 0; key && i < kernel_control_count(); i++) {
+		const KernelControl *c = kernel_control_at(i);
+		_cleanup_free_ char *s = NULL;
+		PlanStep via;
+		int r;
+
+		if (!streq(c->setting, key) || c->kind == CONTROL_CMDLINE)
+			continue;
+		via = *st;
+		via.control = c;
+		r = applier_read_actual(a, &via, &s);
+		if (r == -ENOENT || (r >= 0 && streq(s, "absent")))
+			continue;
+		if (r < 0)
+			return r;
+		*ret = TAKE_PTR(s);
+		return 0;
+	}
+	return -ENOENT;
+}
+
 int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 {
 	_cleanup_free_ char *s = NULL;
@@ -1498,6 +1530,11 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 	assert(a);
 	assert(st);
 
+	if (!st->control) {
+		r = read_setting(a, st, ret);
+		if (r != -ENOENT)
+			return r;
+	}
 	switch (st->control ? st->control->kind : _CONTROL_KIND_INVALID) {
 	case CONTROL_VALUE:
 	case CONTROL_FEATURE:

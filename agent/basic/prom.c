@@ -35,9 +35,8 @@ static void label_value(StrBuf *b, const char *v)
 			strbuf_appendf(b, "%c", *p);
 }
 
-void prom_sample(StrBuf *b, const char *name, const char *const *labels, unsigned long long value)
+static void sample_name(StrBuf *b, const char *name, const char *const *labels)
 {
-	assert(b && name);
 	strbuf_append(b, name);
 	if (labels && labels[0]) {
 		strbuf_append(b, "{");
@@ -48,5 +47,18 @@ void prom_sample(StrBuf *b, const char *name, const char *const *labels, unsigne
 		}
 		strbuf_append(b, "}");
 	}
+}
+
+void prom_sample(StrBuf *b, const char *name, const char *const *labels, unsigned long long value)
+{
+	assert(b && name);
+	sample_name(b, name, labels);
 	strbuf_appendf(b, " %llu\n", value);
+}
+
+void prom_sample_int(StrBuf *b, const char *name, const char *const *labels, long long value)
+{
+	assert(b && name);
+	sample_name(b, name, labels);
+	strbuf_appendf(b, " %lld\n", value);
 }

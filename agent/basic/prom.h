@@ -17,3 +17,6 @@ void prom_family(StrBuf *b, const char *name, const char *type, const char *help
  * label names and values, NULL-terminated; values are escaped here.
  */
 void prom_sample(StrBuf *b, const char *name, const char *const *labels, unsigned long long value);
+
+/* The same with a signed value: a gauge that may be below 0 (relax_domain_level -1). */
+void prom_sample_int(StrBuf *b, const char *name, const char *const *labels, long long value);

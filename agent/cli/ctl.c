@@ -515,6 +515,7 @@ typedef struct ExplainLayer {
 	char *what;
 	char *value;
 	char *origin;   /* NULL: built-in */
+	bool winner;    /* the value in force comes from here */
 } ExplainLayer;
 
 static int explain_layer(ExplainLayer *l, const char *what, const ProfileSettings *s, SettingId id)
@@ -595,11 +596,13 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	(void)setting_format(id, &setting_get(id)->default_value, &def);
 	where = origin_to_string(&settings.origin[id]);
 
-	/* The layers that set it, lowest first: hardware rules, the profile, topotune.conf. */
-	n_max = s.n_rules + 2;
-	layers = calloc(n_max, sizeof(*layers));
-	label = strprintf("profile %s", p->name);
-	if (!layers || !label)
+	/*
+	 * Every file that sets it, lowest first: hardware rules, each profile
+	 * of the include chain (base first), topotune.conf, each drop-in.
+	 */
+	n_max = s.n_rules + p->n_layers + (s.config ? strv_length(s.config->files) : 0);
+	layers = calloc(n_max + 1, sizeof(*layers));
+	if (!layers)
 		return log_oom(), 2;
 	r = 0;
 	for (size_t i = 0; r >= 0 && i < s.n_rules; i++)
@@ -610,14 +613,30 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 			r = rule ? explain_layer(&layers[n_layers], rule, &s.rules[i]->settings, id) : -ENOMEM;
 			n_layers += r > 0;
 		}
-	if (r >= 0) {
-		r = explain_layer(&layers[n_layers], label, &p->settings, id);
+	for (size_t i = 0; r >= 0 && i < p->n_layers; i++) {
+		const char *name = p->chain[i];
+
+		free(label);
+		label = streq(name, p->name) ? strprintf("profile %s", name)
+					     : strprintf("profile %s (included by %s)", name, p->chain[i + 1]);
+		r = label ? explain_layer(&layers[n_layers], label, &p->layers[i], id) : -ENOMEM;
 		n_layers += r > 0;
 	}
-	if (r >= 0 && s.config) {
-		r = explain_layer(&layers[n_layers], "topotune.conf / conf.d", &s.config->overrides, id);
+	for (size_t i = 0; r >= 0 && s.config && s.config->files[i]; i++) {
+		const char *f = s.config->files[i], *slash = strrchr(f, '/');
+		const Origin *o = &s.config->layers[i].origin[id];
+
+		/* After this file: only where the value comes from this very file did it set it. */
+		if (!o->file || !streq(o->file, f))
+			continue;
+		free(label);
+		label = strstr(f, "/topotune.conf.d/") ? strprintf("conf.d %s", slash + 1) : strdup("topotune.conf");
+		r = label ? explain_layer(&layers[n_layers], label, &s.config->layers[i], id) : -ENOMEM;
 		n_layers += r > 0;
 	}
+	/* The layer the value in force comes from; none: the built-in default. */
+	for (size_t i = 0; i < n_layers; i++)
+		layers[i].winner = settings.origin[id].file && streq_ptr(layers[i].origin, where);
 	if (r < 0) {
 		explain_layers_free(layers, n_max);
 		return log_oom(), 2;
@@ -641,7 +660,7 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 		json_begin_array(&w);
 		for (size_t i = 0; i < n_layers; i++)
 			json_row(&w, JSON_STR("layer", layers[i].what), JSON_STR("value", layers[i].value),
-				 JSON_STR("origin", layers[i].origin));
+				 JSON_STR("origin", layers[i].origin), JSON_BOOL("winner", layers[i].winner));
 		json_end_array(&w);
 		json_key(&w, "step");
 		step_json(&w, st);
@@ -650,10 +669,12 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 		return 0;
 	}
 
-	printf("%s = %s\n  from: %s\n  layers, lowest first:\n", argv[optind], strna(v), tty_text(strna(where)));
-	printf("    %-36s %-16s %s\n", "built-in default", strna(def), "-");
+	printf("%s = %s\n  from: %s\n  layers, lowest first (* in force):\n", argv[optind], strna(v),
+	       tty_text(strna(where)));
+	printf("  %s %-40s %-16s %s\n", settings.origin[id].file ? " " : "*", "built-in default", strna(def), "-");
 	for (size_t i = 0; i < n_layers; i++)
-		printf("    %-36s %-16s %s\n", tty_text(layers[i].what), layers[i].value, tty_text(layers[i].origin));
+		printf("  %s %-40s %-16s %s\n", layers[i].winner ? "*" : " ", tty_text(layers[i].what), layers[i].value,
+		       tty_text(layers[i].origin));
 	explain_layers_free(layers, n_max);
 	if (step_id != id)
 		printf("  plan: no step of its own; the %s step reads it\n", setting_id_to_string(step_id));

@@ -24,6 +24,35 @@ void print_identity(FILE *f, const CpuIdentity *id)
 	fprintf(f, "Identified: %s (%s)\n", identity_source_to_string(id->source), id->vendor_string);
 }
 
+/*
+ * "8 cores, 16 threads" for the CPUs of a kind ("16" read as cores on an
+ * 8 P-core part); "4 CPUs" where each core has one thread or cores are unknown.
+ */
+static const char *kind_count_text(const Topology *t, const CpuSet *cpus, char *buf, size_t n)
+{
+	unsigned cores = 0, threads = cpuset_count(cpus);
+	bool known = true;
+
+	CPUSET_FOREACH(cpu, cpus) {
+		bool first = true;
+
+		if (t->cpus[cpu].core < 0) {
+			known = false;
+			break;
+		}
+		/* A core counts at the lowest of its CPUs among @cpus. */
+		CPUSET_FOREACH(sib, &t->cores.items[t->cpus[cpu].core].cpus)
+			if (sib < cpu && cpuset_contains(cpus, (unsigned)sib))
+				first = false;
+		cores += first;
+	}
+	if (!known || cores == threads)
+		snprintf(buf, n, "%u CPU%s", threads, threads == 1 ? "" : "s");
+	else
+		snprintf(buf, n, "%u core%s, %u threads", cores, cores == 1 ? "" : "s", threads);
+	return buf;
+}
+
 static void print_set_line(FILE *f, const char *label, const CpuSet *s)
 {
 	_cleanup_free_ char *l = NULL;
@@ -63,15 +92,18 @@ void print_topology(FILE *f, const Topology *t)
 		for (size_t i = 0; i < t->kinds.n; i++) {
 			const TopoKind *k = &t->kinds.items[i];
 			_cleanup_free_ char *l = NULL;
+			char count[48];
 
 			if (cpuset_format_list(&k->cpus, &l) < 0)
 				return;
 			fprintf(f, "  %-13s %s, ", k->key, k->name);
-			if (k->capacity)
+			if (k->capacity && k->capacity_min && k->capacity_min != k->capacity)
+				fprintf(f, "capacity %u-%u", k->capacity_min, k->capacity);
+			else if (k->capacity)
 				fprintf(f, "capacity %u", k->capacity);
 			else
 				fprintf(f, "capacity unknown");
-			fprintf(f, ": %s (%u)\n", l, cpuset_count(&k->cpus));
+			fprintf(f, ": %s (%s)\n", l, kind_count_text(t, &k->cpus, count, sizeof(count)));
 		}
 	}
 	if (t->distance && t->nodes.n > 1) {

@@ -93,6 +93,39 @@ static void copy_trimmed(char *dst, size_t n, const char *src)
 }
 
 /*
+ * Arm Ltd. (implementer 0x41) parts, as the Arm TRMs number them and
+ * util-linux's lscpu-arm.c and Linux's arch/arm64/include/asm/cputype.h
+ * list them.
+ */
+static const struct {
+	unsigned part;
+	const char *name;
+} arm_parts[] = {
+	{ 0xd03, "Cortex-A53" }, { 0xd04, "Cortex-A35" }, { 0xd05, "Cortex-A55" },
+	{ 0xd07, "Cortex-A57" }, { 0xd08, "Cortex-A72" }, { 0xd09, "Cortex-A73" },
+	{ 0xd0a, "Cortex-A75" }, { 0xd0b, "Cortex-A76" }, { 0xd0c, "Neoverse-N1" },
+	{ 0xd0d, "Cortex-A77" }, { 0xd40, "Neoverse-V1" }, { 0xd41, "Cortex-A78" },
+	{ 0xd44, "Cortex-X1" }, { 0xd46, "Cortex-A510" }, { 0xd47, "Cortex-A710" },
+	{ 0xd48, "Cortex-X2" }, { 0xd49, "Neoverse-N2" }, { 0xd4d, "Cortex-A715" },
+	{ 0xd4a, "Neoverse-E1" }, { 0xd4b, "Cortex-A78C" }, { 0xd4c, "Cortex-X1C" },
+	{ 0xd4e, "Cortex-X3" }, { 0xd4f, "Neoverse-V2" }, { 0xd80, "Cortex-A520" },
+	{ 0xd81, "Cortex-A720" }, { 0xd82, "Cortex-X4" }, { 0xd83, "Neoverse-V3AE" },
+	{ 0xd84, "Neoverse-V3" }, { 0xd85, "Cortex-X925" }, { 0xd87, "Cortex-A725" },
+	{ 0xd88, "Cortex-A520AE" }, { 0xd89, "Cortex-A720AE" }, { 0xd8e, "Neoverse-N3" },
+	{ 0xd8f, "Cortex-A320" },
+};
+
+const char *cpuid_arm_part_name(unsigned implementer, unsigned part)
+{
+	if (implementer != 0x41)
+		return NULL;
+	for (size_t i = 0; i < ELEMENTSOF(arm_parts); i++)
+		if (arm_parts[i].part == part)
+			return arm_parts[i].name;
+	return NULL;
+}
+
+/*
  * The parts whose codenames a libcpuid release has in its tables, by
  * vendor, family and model range, since which release (major * 100 +
  * minor). For anything else libcpuid's tables fall back to the nearest
@@ -242,6 +275,39 @@ static int parse_number_field(const char *text, const char *key, unsigned *ret)
 	return safe_atou(buf, ret);
 }
 
+/*
+ * An arm /proc/cpuinfo names the part of each processor: the machine's
+ * name is every part the table knows, in order of first appearance, as
+ * lscpu prints them ("Arm Cortex-X925 + Cortex-A725"); a part it does not
+ * know is named by its numbers, as before.
+ */
+static void arm_brand(const char *text, unsigned impl, unsigned part, CpuIdentity *id)
+{
+	const char *name = cpuid_arm_part_name(impl, part);
+	char seen[96] = "";
+
+	if (!name) {
+		snprintf(id->brand, sizeof(id->brand), "implementer %s part 0x%x", id->vendor_string, part);
+		return;
+	}
+	snprintf(id->brand, sizeof(id->brand), "%s %s", impl == 0x41 ? "Arm" : id->vendor_string, name);
+	snprintf(seen, sizeof(seen), "|%s|", name);
+	for (const char *b = strstr(text, "\n\n"); b; b = strstr(b + 1, "\n\n")) {
+		unsigned u;
+		const char *n;
+		char key[40];
+
+		if (parse_number_field(b + 2, "CPU part", &u) < 0 || !(n = cpuid_arm_part_name(impl, u)))
+			continue;
+		snprintf(key, sizeof(key), "|%s|", n);
+		if (strstr(seen, key) || strlen(seen) + strlen(key) >= sizeof(seen))
+			continue;
+		strcat(seen, key + 1);
+		strncat(id->brand, " + ", sizeof(id->brand) - strlen(id->brand) - 1);
+		strncat(id->brand, n, sizeof(id->brand) - strlen(id->brand) - 1);
+	}
+}
+
 int cpuid_parse_cpuinfo(const char *text, CpuIdentity *ret)
 {
 	CpuIdentity id = { .source = IDENTITY_SOURCE_CPUINFO };
@@ -284,7 +350,7 @@ int cpuid_parse_cpuinfo(const char *text, CpuIdentity *ret)
 			    impl == 0x48 ? CPU_VENDOR_HISILICON :
 			    impl == 0xc0 ? CPU_VENDOR_AMPERE : CPU_VENDOR_UNKNOWN;
 		if (parse_number_field(text, "CPU part", &part) >= 0)
-			snprintf(id.brand, sizeof(id.brand), "implementer %s part 0x%x", id.vendor_string, part);
+			arm_brand(text, impl, part, &id);
 	} else if (cpuinfo_field(text, "revision", buf, sizeof(buf)) && cpuinfo_field(text, "cpu", buf, sizeof(buf))) {
 		/* powerpc: "cpu : POWER7 (architected), altivec supported" */
 		snprintf(id.brand, sizeof(id.brand), "%s", buf);

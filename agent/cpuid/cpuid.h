@@ -81,6 +81,12 @@ int cpuid_parse_modalias(const char *text, CpuIdentity *ret);
 int cpuid_identify(int root_fd, bool live, const char *dump, CpuIdentity *ret);
 
 /*
+ * The name of an Arm MIDR implementer/part ("Cortex-X925" for 0x41/0xd85),
+ * as lscpu prints it; NULL for a part the table does not know.
+ */
+const char *cpuid_arm_part_name(unsigned implementer, unsigned part) _const_;
+
+/*
  * Whether libcpuid release @version ("0.6.2") can know the codename of
  * @vendor @family @model: a table of the parts each release names. A
  * release newer than the table is held to the newest row's knowledge.

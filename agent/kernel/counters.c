@@ -6,6 +6,7 @@
  */
 #include <assert.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "counters.h"
 #include "fileio.h"
@@ -16,6 +17,7 @@ KernelCounters *kernel_counters_free(KernelCounters *c)
 	if (!c)
 		return NULL;
 	free(c->domains);
+	free(c->cpu_domains);
 	free(c);
 	return NULL;
 }
@@ -82,6 +84,7 @@ static int for_each_line_words(const char *text, int (*f)(char **w, void *userda
 typedef struct SchedstatParse {
 	KernelCounters *c;
 	bool in_cpu;
+	unsigned cpu;
 } SchedstatParse;
 
 static int schedstat_line(char **w, void *userdata)
@@ -89,6 +92,7 @@ static int schedstat_line(char **w, void *userdata)
 	SchedstatParse *sp = userdata;
 	KernelCounters *c = sp->c;
 	uint64_t v[SCHEDSTAT_DOMAIN_FIELDS];
+	CpuDomainCounters *cd;
 	DomainCounters *d;
 	const char *p;
 	unsigned n;
@@ -100,7 +104,7 @@ static int schedstat_line(char **w, void *userdata)
 		return 0;
 	}
 	if (startswith(w[0], "cpu")) {
-		sp->in_cpu = true;
+		sp->in_cpu = safe_atou_base(w[0] + 3, 10, &sp->cpu) >= 0;
 		return 0;
 	}
 	/* Other versions name and order the fields differently: not guessed at. */
@@ -119,6 +123,90 @@ static int schedstat_line(char **w, void *userdata)
 	d->cpus++;
 	for (k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
 		d->v[k] += v[k];
+
+	cd = reallocarray(c->cpu_domains, c->n_cpu_domains + 1, sizeof(CpuDomainCounters));
+	if (!cd)
+		return -ENOMEM;
+	c->cpu_domains = cd;
+	cd = &c->cpu_domains[c->n_cpu_domains++];
+	*cd = (CpuDomainCounters) { .cpu = sp->cpu, .index = n };
+	snprintf(cd->name, sizeof(cd->name), "%s", w[1]);
+	memcpy(cd->v, v, sizeof(v));
+	return 0;
+}
+
+void counter_history_done(CounterHistory *h)
+{
+	if (!h)
+		return;
+	free(h->slots);
+	h->slots = NULL;
+	h->n_slots = 0;
+}
+
+static CounterSlot *slot_get(CounterHistory *h, const CpuDomainCounters *cd)
+{
+	CounterSlot *s;
+
+	for (size_t i = 0; i < h->n_slots; i++)
+		if (h->slots[i].cpu == cd->cpu && h->slots[i].index == cd->index && streq(h->slots[i].name, cd->name))
+			return &h->slots[i];
+	s = reallocarray(h->slots, h->n_slots + 1, sizeof(CounterSlot));
+	if (!s)
+		return NULL;
+	h->slots = s;
+	s = &h->slots[h->n_slots++];
+	*s = (CounterSlot) { .cpu = cd->cpu, .index = cd->index };
+	snprintf(s->name, sizeof(s->name), "%s", cd->name);
+	return s;
+}
+
+/* What the struct behind @s counted goes to its base: it is gone, or a new one took its place. */
+static void slot_retire(CounterSlot *s)
+{
+	for (size_t k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++) {
+		s->base[k] += s->last[k];
+		s->last[k] = 0;
+	}
+}
+
+int kernel_counters_accumulate(KernelCounters *c, CounterHistory *h)
+{
+	assert(c && h);
+
+	for (size_t i = 0; i < h->n_slots; i++)
+		h->slots[i].seen = false;
+	for (size_t i = 0; i < c->n_cpu_domains; i++) {
+		const CpuDomainCounters *cd = &c->cpu_domains[i];
+		CounterSlot *s = slot_get(h, cd);
+
+		if (!s)
+			return -ENOMEM;
+		for (size_t k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
+			if (cd->v[k] < s->last[k]) {
+				slot_retire(s);
+				break;
+			}
+		memcpy(s->last, cd->v, sizeof(s->last));
+		s->seen = true;
+	}
+	for (size_t i = 0; i < h->n_slots; i++)
+		if (!h->slots[i].seen)
+			slot_retire(&h->slots[i]);
+
+	free(c->domains);
+	c->domains = NULL;
+	c->n_domains = 0;
+	for (size_t i = 0; i < h->n_slots; i++) {
+		const CounterSlot *s = &h->slots[i];
+		DomainCounters *d = domain_get(c, s->index, s->name);
+
+		if (!d)
+			return -ENOMEM;
+		d->cpus += s->seen;
+		for (size_t k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
+			d->v[k] += s->base[k] + s->last[k];
+	}
 	return 0;
 }
 

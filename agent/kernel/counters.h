@@ -49,10 +49,19 @@ typedef struct DomainCounters {
 	uint64_t v[SCHEDSTAT_DOMAIN_FIELDS];
 } DomainCounters;
 
+/* One CPU's line of one domain, as /proc/schedstat has it now. */
+typedef struct CpuDomainCounters {
+	unsigned cpu, index;
+	char name[16];
+	uint64_t v[SCHEDSTAT_DOMAIN_FIELDS];
+} CpuDomainCounters;
+
 typedef struct KernelCounters {
 	int schedstat_version;   /* 0: no /proc/schedstat */
 	DomainCounters *domains; /* version 17 only, in order of first appearance */
 	size_t n_domains;
+	CpuDomainCounters *cpu_domains;  /* the lines summed into @domains */
+	size_t n_cpu_domains;
 	int schedstats_enabled;  /* kernel.sched_schedstats: 1, 0, -1 unknown */
 	int smt_buddy_version;   /* 0: no /proc/sched_smt_buddy_stat */
 	unsigned smt_buddy_cpus;
@@ -68,6 +77,37 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(KernelCounters *, kernel_counters_free);
 int kernel_counters_parse_schedstat(KernelCounters *c, const char *text);
 int kernel_counters_parse_smt_buddy(KernelCounters *c, const char *text);
 int kernel_counters_parse_softirqs(KernelCounters *c, const char *text);
+
+/*
+ * The kernel keeps schedstat's domain counters in its sched_domain structs:
+ * a domain rebuild (relax_domain_level, an isolated partition, hotplug)
+ * starts them at 0, and a CPU that loses its domains stops reporting them.
+ * A CounterHistory keeps, per CPU and domain, what was counted before, for
+ * the life of the process, so that the _total metrics never go down.
+ */
+typedef struct CounterSlot {
+	unsigned cpu, index;
+	char name[16];
+	bool seen;                               /* in the last accumulated sample */
+	uint64_t last[SCHEDSTAT_DOMAIN_FIELDS];  /* the kernel's value then */
+	uint64_t base[SCHEDSTAT_DOMAIN_FIELDS];  /* counted by structs since freed */
+} CounterSlot;
+
+typedef struct CounterHistory {
+	CounterSlot *slots;
+	size_t n_slots;
+} CounterHistory;
+
+void counter_history_done(CounterHistory *h);
+
+/*
+ * Fold @c's per-CPU lines into @h: a line lower than the one seen before
+ * (in any field) is a new struct, a line gone took its counts with it; what
+ * they counted stays in @h. Then @c's per-domain sums become @h's: per
+ * domain, over every CPU that ever reported it, so each sum is at least what
+ * it was at the call before. A domain no CPU reports now stays, with cpus 0.
+ */
+int kernel_counters_accumulate(KernelCounters *c, CounterHistory *h);
 
 /* Read what of the four files is there below @root_fd; a missing file is not an error. */
 int kernel_counters_load(int root_fd, KernelCounters **ret);

@@ -19,6 +19,9 @@ Config *config_free(Config *c)
 	free(c->metrics_textfile);
 	origin_done(&c->profile_origin);
 	profile_settings_done(&c->overrides);
+	for (size_t i = 0; c->layers && c->files && c->files[i]; i++)
+		profile_settings_done(&c->layers[i]);
+	free(c->layers);
 	strv_free(c->files);
 	free(c);
 	return NULL;
@@ -116,6 +119,8 @@ static int config_apply_file(Config *c, int root_fd, const char *dir, const char
 			     char **ret_error)
 {
 	_cleanup_free_ char *text = NULL, *file = NULL;
+	ProfileSettings *layers;
+	size_t n;
 	int r;
 
 	r = config_file_read(root_fd, dir, name, &text, &file, ret_error);
@@ -129,7 +134,18 @@ static int config_apply_file(Config *c, int root_fd, const char *dir, const char
 	r = ini_parse_text(text, file, &config_syntax, c, ret_error);
 	if (r < 0)
 		return r;
-	return strv_push(&c->files, TAKE_PTR(file));
+	n = strv_length(c->files);
+	layers = reallocarray(c->layers, n + 1, sizeof(ProfileSettings));
+	if (!layers)
+		return -ENOMEM;
+	c->layers = layers;
+	profile_settings_init(&layers[n]);
+	r = profile_settings_overlay(&layers[n], &c->overrides);
+	if (r >= 0)
+		r = strv_push(&c->files, TAKE_PTR(file));
+	if (r < 0)
+		profile_settings_done(&layers[n]);
+	return r;
 }
 
 /*

@@ -31,6 +31,9 @@ Profile *profile_free(Profile *p)
 	free(p->description);
 	strv_free(p->chain);
 	profile_settings_done(&p->settings);
+	for (size_t i = 0; i < p->n_layers; i++)
+		profile_settings_done(&p->layers[i]);
+	free(p->layers);
 	strv_free(p->workload_exe);
 	strv_free(p->workload_comm);
 	strv_free(p->workload_cgroup);
@@ -246,10 +249,18 @@ static int profile_merge(ProfileChain *c, Profile **ret)
 	names = calloc(1, sizeof(char *));
 	if (!names)
 		return -ENOMEM;
+	leaf->layers = calloc(c->n, sizeof(ProfileSettings));
+	if (!leaf->layers)
+		return -ENOMEM;
 
 	for (size_t i = c->n; i > 0; i--) {
 		const Profile *p = c->files[i - 1].profile;
+		ProfileSettings *l = &leaf->layers[leaf->n_layers++];
 
+		profile_settings_init(l);
+		r = profile_settings_overlay(l, &p->settings);
+		if (r < 0)
+			return r;
 		r = profile_settings_overlay(&s, &p->settings);
 		if (r < 0)
 			return r;

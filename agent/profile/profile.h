@@ -52,6 +52,8 @@ typedef struct Profile {
 	char *description;
 	char **chain;        /* names, base first, this profile last */
 	ProfileSettings settings;   /* merged over the include chain */
+	ProfileSettings *layers;    /* per file of @chain, base first: what that file sets itself */
+	size_t n_layers;
 	char **workload_exe;
 	char **workload_comm;
 	char **workload_cgroup;
@@ -114,6 +116,11 @@ typedef struct Config {
 	unsigned metrics_interval_sec;   /* [daemon] metrics_interval = 60 (>= 1) */
 	ProfileSettings overrides;   /* [scheduler] and [isolation] */
 	char **files;                /* files read, in order */
+	/*
+	 * @overrides as they were after each of @files: a setting whose origin
+	 * there is that file was set by it (explain shows each file's layer).
+	 */
+	ProfileSettings *layers;
 } Config;
 
 const char *rollback_mode_to_string(RollbackMode m) _const_;

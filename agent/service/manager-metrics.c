@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "control.h"
 #include "counters.h"
 #include "fileio.h"
 #include "log.h"
@@ -19,45 +20,96 @@
 #include "prom.h"
 #include "strutil.h"
 
+/*
+ * A value of setting @id as the number its kernel control holds ("on" -> 1,
+ * "-1" -> -1, "memory-tiering" -> 2); -EINVAL for a value that is no number
+ * (keep, a CPU list, "absent") and for a setting whose control holds none.
+ */
+static int setting_number(SettingId id, const char *text, int *ret)
+{
+	const char *key = setting_id_to_string(id);
+
+	for (size_t i = 0; key && text && i < kernel_control_count(); i++) {
+		const KernelControl *c = kernel_control_at(i);
+
+		if (!streq(c->setting, key))
+			continue;
+		if (c->kind != CONTROL_VALUE && c->kind != CONTROL_FEATURE)
+			return -EINVAL;
+		return kernel_control_parse(c, text, ret);
+	}
+	return -EINVAL;
+}
+
+/*
+ * Per setting, the value wanted and the value the kernel holds: a numeric
+ * gauge where the value is a number, else an _info sample carrying the text
+ * in a label (node_exporter's way): a new series per value only for strings.
+ */
 static void metrics_settings(Manager *m, StrBuf *b)
 {
 	static const struct {
 		const char *name, *type, *help;
 	} fam[] = {
-		{ "topotune_setting_desired", "gauge", "The value the active profile wants (label value; keep: the kernel's value stands)" },
-		{ "topotune_setting_actual", "gauge", "The value the kernel holds now (label value)" },
+		{ "topotune_setting_desired", "gauge",
+		  "The value the active profile wants, as the kernel's control holds it (on 1, off 0); no sample when it is no number" },
+		{ "topotune_setting_desired_info", "gauge",
+		  "The value the active profile wants when it is no number (label value: keep, a CPU list), always 1" },
+		{ "topotune_setting_actual", "gauge",
+		  "The value the kernel holds now, as its control holds it (on 1, off 0); no sample when it is no number" },
+		{ "topotune_setting_actual_info", "gauge",
+		  "The value the kernel holds now when it is no number (label value: a CPU list, absent), always 1" },
 		{ "topotune_setting_in_sync", "gauge", "1 when the kernel holds the value wanted, else 0" },
 		{ "topotune_setting_drift_total", "counter", "Drifts seen by the verify timer (a Drift signal each)" },
 		{ "topotune_setting_repairs_total", "counter", "Values re-applied after a drift" },
 	};
+	char *actual[_SETTING_MAX] = {};
 
+	for (size_t i = 0; m->plan && i < _SETTING_MAX; i++) {
+		if (!plan_has_step(m->plan, i))
+			continue;
+		actual[i] = manager_setting_actual(m, (SettingId)i);
+		if (!actual[i])
+			goto oom;
+	}
 	for (size_t f = 0; f < ELEMENTSOF(fam); f++) {
 		prom_family(b, fam[f].name, fam[f].type, fam[f].help);
 		for (size_t i = 0; m->plan && i < _SETTING_MAX; i++) {
 			const PlanStep *st = &m->plan->steps[i];
 			const char *name = setting_id_to_string((SettingId)i);
-			_cleanup_free_ char *actual = NULL;
-			unsigned long long v;
-			const char *value = NULL;
+			const char *value = f <= 1 ? (st->action == STEP_KEEP ? "keep" : strempty(st->to)) : actual[i];
+			bool number;
+			int v;
 
 			if (!plan_has_step(m->plan, i))
 				continue;
-			if (f == 0)
-				value = st->action == STEP_KEEP ? "keep" : strempty(st->to);
-			if (f == 1 || f == 2) {
-				actual = manager_setting_actual(m, (SettingId)i);
-				if (!actual) {
-					b->error = -ENOMEM;
-					return;
-				}
-				value = actual;
+			number = f <= 3 && setting_number((SettingId)i, value, &v) >= 0;
+			switch (f) {
+			case 0:
+			case 2:
+				if (number)
+					prom_sample_int(b, fam[f].name, (const char *const[]) { "setting", name, NULL }, v);
+				break;
+			case 1:
+			case 3:
+				if (!number)
+					prom_sample(b, fam[f].name,
+						    (const char *const[]) { "setting", name, "value", value, NULL }, 1);
+				break;
+			default:
+				prom_sample(b, fam[f].name, (const char *const[]) { "setting", name, NULL },
+					    f == 4 ? manager_setting_in_sync(m, (SettingId)i, actual[i])
+					    : f == 5 ? m->drift_count[i] : m->repair_count[i]);
 			}
-			v = f <= 1 ? 1 : f == 2 ? manager_setting_in_sync(m, (SettingId)i, actual)
-				: f == 3 ? m->drift_count[i] : m->repair_count[i];
-			prom_sample(b, fam[f].name,
-				    (const char *const[]) { "setting", name, f <= 1 ? "value" : NULL, value, NULL }, v);
 		}
 	}
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		free(actual[i]);
+	return;
+oom:
+	for (size_t i = 0; i < _SETTING_MAX; i++)
+		free(actual[i]);
+	b->error = -ENOMEM;
 }
 
 /* The domain names of @cpu bottom-up, "SMT MC NODE NUMA"; the layout the daemon serves. */
@@ -178,6 +230,8 @@ int manager_metrics(Manager *m, char **ret)
 	manager_diagnose_metrics(m, &b);
 
 	r = kernel_counters_load(m->session.root_fd, &kc);
+	if (r >= 0)
+		r = kernel_counters_accumulate(kc, &m->counters);
 	if (r < 0) {
 		/* Every scrape would say it again: debug in the journal, a comment in the text. */
 		log_debug_errno(r, "Reading the kernel's scheduler counters failed, leaving them out: %m");

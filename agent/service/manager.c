@@ -37,6 +37,7 @@ Manager *manager_free(Manager *m)
 	sd_event_source_unref(m->verify_timer);
 	sd_event_source_unref(m->metrics_timer);
 	free(m->metrics_written);
+	counter_history_done(&m->counters);
 	manager_events_done(m);
 	manager_diagnose_done(m);
 	manager_auth_cancel(m);

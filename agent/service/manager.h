@@ -6,6 +6,7 @@
 #include <systemd/sd-event.h>
 
 #include "applier.h"
+#include "counters.h"
 #include "diagnose.h"
 #include "domains-live.h"
 #include "planner.h"
@@ -82,6 +83,7 @@ typedef struct Manager {
 	sd_event_source *metrics_timer;
 	char *metrics_written;       /* the textfile written last, removed at stop or when unset */
 	bool metrics_failed;         /* the last write failed: logged once, not at every interval */
+	CounterHistory counters;     /* schedstat counts of domains rebuilt since: _total never goes down */
 
 	Session session;             /* root fds, identity, topology, kernel, configuration */
 

@@ -15,6 +15,7 @@
 #include <fcntl.h>
 #include <stdarg.h>
 
+#include "cpuid.h"
 #include "fileio.h"
 #include "strutil.h"
 #include "topology.h"
@@ -1098,31 +1099,6 @@ typedef struct CpuKindFacts {
 	unsigned capacity;
 } CpuKindFacts;
 
-/* Arm Ltd. (implementer 0x41) parts, as the Arm TRMs number them. */
-static const struct {
-	unsigned part;
-	const char *name;
-} arm_parts[] = {
-	{ 0xd03, "Cortex-A53" }, { 0xd04, "Cortex-A35" }, { 0xd05, "Cortex-A55" },
-	{ 0xd07, "Cortex-A57" }, { 0xd08, "Cortex-A72" }, { 0xd09, "Cortex-A73" },
-	{ 0xd0a, "Cortex-A75" }, { 0xd0b, "Cortex-A76" }, { 0xd0c, "Neoverse-N1" },
-	{ 0xd0d, "Cortex-A77" }, { 0xd40, "Neoverse-V1" }, { 0xd41, "Cortex-A78" },
-	{ 0xd44, "Cortex-X1" }, { 0xd46, "Cortex-A510" }, { 0xd47, "Cortex-A710" },
-	{ 0xd48, "Cortex-X2" }, { 0xd49, "Neoverse-N2" }, { 0xd4d, "Cortex-A715" },
-	{ 0xd4e, "Cortex-X3" }, { 0xd4f, "Neoverse-V2" }, { 0xd80, "Cortex-A520" },
-	{ 0xd81, "Cortex-A720" }, { 0xd82, "Cortex-X4" },
-};
-
-static const char *arm_part_name(unsigned implementer, unsigned part)
-{
-	if (implementer != 0x41)
-		return NULL;
-	for (size_t i = 0; i < ELEMENTSOF(arm_parts); i++)
-		if (arm_parts[i].part == part)
-			return arm_parts[i].name;
-	return NULL;
-}
-
 /* "0x00000000411fd461": implementer [31:24], part [15:4]. */
 static int parse_midr(const char *s, unsigned *ret_implementer, unsigned *ret_part)
 {
@@ -1185,10 +1161,32 @@ static int midr_from_cpuinfo(int root_fd, Topology *t, CpuKindFacts *facts)
 	return 0;
 }
 
+/*
+ * Capacities that differ by at most this many percent of the larger are one
+ * class: the kernel scales cpu_capacity from each CPU's measured or
+ * firmware-given performance, and CPUs of one micro-architecture differ a
+ * little (the X925 cluster of a GB10 reads 1014-1024).
+ */
+#define KIND_CAPACITY_TOLERANCE_PERCENT 10U
+
+/*
+ * A core kind is a micro-architecture: the Intel core type or the Arm MIDR
+ * implementer and part, whatever the CPUs' capacities. Only where neither
+ * exists is it a capacity class, within the tolerance.
+ */
 static bool kind_facts_equal(const CpuKindFacts *a, const CpuKindFacts *b)
 {
-	return streq(a->core_type, b->core_type) && a->have_midr == b->have_midr && a->implementer == b->implementer &&
-	       a->part == b->part && a->capacity == b->capacity;
+	unsigned hi = MAX(a->capacity, b->capacity), lo = MIN(a->capacity, b->capacity);
+
+	if (!streq(a->core_type, b->core_type) || a->have_midr != b->have_midr)
+		return false;
+	if (*a->core_type)
+		return true;
+	if (a->have_midr)
+		return a->implementer == b->implementer && a->part == b->part;
+	if (!lo)
+		return a->capacity == b->capacity;
+	return (hi - lo) * 100U <= hi * KIND_CAPACITY_TOLERANCE_PERCENT;
 }
 
 /* Lowest first: by capacity where both know one, atom before core, else by first CPU. */
@@ -1205,7 +1203,7 @@ static int kind_compare(const void *pa, const void *pb)
 
 static void kind_describe(TopoKind *k)
 {
-	const char *arm = k->have_midr ? arm_part_name(k->implementer, k->part) : NULL;
+	const char *arm = k->have_midr ? cpuid_arm_part_name(k->implementer, k->part) : NULL;
 
 	if (*k->core_type) {
 		snprintf(k->key, sizeof(k->key), "%s", k->core_type);
@@ -1328,14 +1326,19 @@ static int load_kinds(int root_fd, int cpu_fd, Topology *t)
 				.part = facts[cpu].part,
 				.capacity = facts[cpu].capacity,
 			};
+			n[k].capacity_min = facts[cpu].capacity;
 			snprintf(n[k].core_type, sizeof(n[k].core_type), "%s", facts[cpu].core_type);
-			kind_describe(&n[k]);
 			t->kinds.n++;
 		}
+		/* The capacities seen: @capacity the highest, which orders kinds and names a capacity class. */
+		t->kinds.items[k].capacity = MAX(t->kinds.items[k].capacity, facts[cpu].capacity);
+		t->kinds.items[k].capacity_min = MIN(t->kinds.items[k].capacity_min, facts[cpu].capacity);
 		r = cpuset_add(&t->kinds.items[k].cpus, (unsigned)cpu);
 		if (r < 0)
 			return r;
 	}
+	for (size_t k = 0; k < t->kinds.n; k++)
+		kind_describe(&t->kinds.items[k]);
 	qsort(t->kinds.items, t->kinds.n, sizeof(TopoKind), kind_compare);
 	for (size_t k = 0; k < t->kinds.n; k++)
 		CPUSET_FOREACH(cpu, &t->kinds.items[k].cpus)

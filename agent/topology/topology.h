@@ -36,8 +36,8 @@ typedef struct TopoGroupList {
 
 /*
  * One kind of core on a machine that mixes them (Intel hybrid P/E cores,
- * Arm big.LITTLE and DynamIQ clusters): the CPUs that share an identity
- * and a capacity. The identity is the Intel core type (the kernel's
+ * Arm big.LITTLE and DynamIQ clusters): the CPUs that share an identity,
+ * or, where the kernel names none, a capacity within a tolerance. The identity is the Intel core type (the kernel's
  * cpu_core/cpu_atom PMUs, which it fills from CPUID leaf 0x1A) or the Arm
  * MIDR implementer and part (cpuN/regs/identification/midr_el1, else the
  * "CPU implementer"/"CPU part" lines of /proc/cpuinfo); the capacity is
@@ -50,7 +50,8 @@ typedef struct TopoKind {
 	char core_type[8];     /* Intel hybrid: "core" or "atom"; else empty */
 	bool have_midr;
 	unsigned implementer, part;
-	unsigned capacity;     /* cpu_capacity (1024 = the biggest); 0 unknown */
+	unsigned capacity;     /* cpu_capacity (1024 = the biggest), the highest of its CPUs; 0 unknown */
+	unsigned capacity_min; /* the lowest of its CPUs: CPUs of one kind differ a little */
 	CpuSet cpus;           /* online CPUs of this kind */
 } TopoKind;
 

@@ -116,6 +116,28 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     check("plan: numa_balancing = memory-tiering set through sysctl kernel.numa_balancing",
           rc == 0 and any(l.split()[:5] == ["numa_balancing", "set", "on", "->", "memory-tiering"]
                           and l.endswith("via sysctl kernel.numa_balancing") for l in out.splitlines()), out + err)
+    # Every file that sets the key, in order, the one in force marked (issue 28, item 4).
+    d = os.path.join(hygon, "etc/topotune")
+    write(os.path.join(d, "topotune.conf.d/10-a.conf"), "[daemon]\nprofile = site\n[scheduler]\nrelax_domain_level = 2\n")
+    write(os.path.join(d, "topotune.conf.d/20-b.conf"), "[scheduler]\nrelax_domain_level = 4\n")
+    write(os.path.join(d, "profiles/site.ini"), "[profile]\ninclude = database\n[scheduler]\nrelax_domain_level = 1\n")
+    rc, out, err = run("--root", hygon, "explain", "relax_domain_level")
+    rows = [l.split() for l in out.splitlines()[4:8]]
+    check("explain shows every layer that sets the key: a base profile, the profile, each drop-in; winner marked",
+          rc == 0 and out.startswith("relax_domain_level = 4\n")
+          and rows == [["profile", "latency", "(included", "by", "database)", "3", "/usr/lib/topotune/profiles/latency.ini:15"],
+                       ["profile", "site", "1", "/etc/topotune/profiles/site.ini:4"],
+                       ["conf.d", "10-a.conf", "2", "/etc/topotune/topotune.conf.d/10-a.conf:4"],
+                       ["*", "conf.d", "20-b.conf", "4", "/etc/topotune/topotune.conf.d/20-b.conf:2"]],
+          out + err)
+    rc, out, err = run("--root", hygon, "explain", "--json", "relax_domain_level")
+    j = json.loads(out) if rc == 0 else {}
+    check("explain --json: the same layers, winner true only for the drop-in in force",
+          [(x["layer"], x["value"], x["winner"]) for x in j.get("layers", [])]
+          == [("profile latency (included by database)", "3", False), ("profile site", "1", False),
+              ("conf.d 10-a.conf", "2", False), ("conf.d 20-b.conf", "4", True)], out + err)
+    for f in ("topotune.conf.d/10-a.conf", "topotune.conf.d/20-b.conf", "profiles/site.ini"):
+        os.remove(os.path.join(d, f))
     rc, out, err = run("explain", "--list")
     check("explain --list: the settings table's names, one a line",
           rc == 0 and out.split() == ["smt_buddy_assist", "relax_domain_level", "isolated_cpus", "housekeeping_smt",
@@ -204,6 +226,41 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     rc, out, err = run("--root", hygon, "check")
     check("check: a bad topotune.conf: FILE:LINE", rc == 2 and "/etc/topotune/topotune.conf:2: " in err, err)
     shutil.copy(os.path.join(base, "conf.save"), os.path.join(hygon, "etc/topotune/topotune.conf"))
+    # check fails exactly where topotuned would not configure, and lists every error (issue 28, item 3).
+    empty = os.path.join(base, "empty-root")
+    os.makedirs(empty)
+    rc, out, err = run("--root", empty, "check")
+    check("check on an empty root: exit 2, the built-in default profile balanced is not there",
+          rc == 2 and "built-in default: profile 'balanced' not found" in err and "1 error." in err, (rc, out, err))
+    os.rename(os.path.join(hygon, "usr/lib/topotune/profiles/balanced.ini"), os.path.join(base, "balanced.save"))
+    rc, out, err = run("--root", hygon, "check")
+    check("check without balanced.ini (no profile = set): exit 2, as topotuned then starts failed",
+          rc == 2 and "profile 'balanced' not found" in err, (rc, out, err))
+    os.rename(os.path.join(base, "balanced.save"), os.path.join(hygon, "usr/lib/topotune/profiles/balanced.ini"))
+    write(os.path.join(hygon, "etc/topotune/topotune.conf.d/10-a.conf"),
+          "[daemon]\nrollback = sometimes\nbogus = 1\n[nosuch]\nx = 1\n[daemon]\nverify_interval = x\n")
+    write(os.path.join(hygon, "etc/topotune/topotune.conf.d/20-b.conf"), "[daemon]\nfoo\n")
+    write(os.path.join(hygon, "etc/topotune/hardware.d/60-x.ini"), "[match]\nvendor = hygon\nfamily = x\n[nope]\n")
+    write(os.path.join(hygon, "etc/topotune/hardware.d/61-y.ini"), "[match]\nbogus = 1\n")
+    write(os.path.join(hygon, "etc/topotune/profiles/broken.ini"),
+          "[scheduler]\nrelax_domain_level = deep\nsmt_buddy_assist = maybe\n")
+    rc, out, err = run("--root", hygon, "check")
+    want = ["/etc/topotune/topotune.conf.d/10-a.conf:2: invalid value 'sometimes' for rollback",
+            "/etc/topotune/topotune.conf.d/10-a.conf:3: unknown key 'bogus' in [daemon]",
+            "/etc/topotune/topotune.conf.d/10-a.conf:4: unknown section [nosuch]",
+            "/etc/topotune/topotune.conf.d/10-a.conf:7: invalid value 'x' for verify_interval",
+            "/etc/topotune/topotune.conf.d/20-b.conf:2: expected '[section]' or 'key = value', got 'foo'",
+            "/etc/topotune/hardware.d/60-x.ini:3: ", "/etc/topotune/hardware.d/60-x.ini:4: unknown section [nope]",
+            "/etc/topotune/hardware.d/61-y.ini:2: ",
+            "/etc/topotune/profiles/broken.ini:2: ", "/etc/topotune/profiles/broken.ini:3: "]
+    lines = err.splitlines()
+    missing = [w for w in want if not any(l.startswith(w) for l in lines)]
+    check("check lists every error: each bad line of each file, every drop-in, every rule, each once",
+          rc == 2 and not missing and f"{len(want)} errors." in err and len(set(lines)) == len(lines),
+          f"missing {missing}: {err}")
+    for f in ("topotune.conf.d/10-a.conf", "topotune.conf.d/20-b.conf", "hardware.d/60-x.ini", "hardware.d/61-y.ini",
+              "profiles/broken.ini"):
+        os.remove(os.path.join(hygon, "etc/topotune", f))
 
     # Bad input: exit 2 and a message naming the place.
     write(os.path.join(vm, "etc/topotune/profiles/broken.ini"), "[scheduler]\nsmt_buddy_assist = maybe\n")

@@ -1285,12 +1285,21 @@ try:
     check("Metrics(): parsed by prometheus_client; state one-hot applied, active profile throughput",
           sample(sm, "topotune_state", state="applied") == 1 and sample(sm, "topotune_state", state="off") == 0
           and sample(sm, "topotune_active_profile", profile="throughput", reason="configured") == 1, text[:1500])
-    check("Metrics(): smt_buddy_assist desired on, actual on, in sync; drift and repair counters at 0",
-          sample(sm, "topotune_setting_desired", setting="smt_buddy_assist", value="on") == 1
-          and sample(sm, "topotune_setting_actual", setting="smt_buddy_assist", value="on") == 1
+    check("Metrics(): smt_buddy_assist desired on, actual on (numeric gauges, 1), in sync; drift and repair counters at 0",
+          sample(sm, "topotune_setting_desired", setting="smt_buddy_assist") == 1
+          and sample(sm, "topotune_setting_actual", setting="smt_buddy_assist") == 1
           and sample(sm, "topotune_setting_in_sync", setting="smt_buddy_assist") == 1
           and sample(sm, "topotune_setting_drift_total", setting="smt_buddy_assist") == 0
           and sample(sm, "topotune_setting_repairs_total", setting="smt_buddy_assist") == 0, text[:3000])
+    check("Metrics(): numbers are gauge values, not labels (relax -1, numa_balancing on = 1); only strings "
+          "are _info labels (desired keep, isolated_cpus none)",
+          sample(sm, "topotune_setting_actual", setting="relax_domain_level") == -1
+          and sample(sm, "topotune_setting_actual", setting="numa_balancing") == 1
+          and sample(sm, "topotune_setting_desired_info", setting="relax_domain_level", value="keep") == 1
+          and sample(sm, "topotune_setting_desired", setting="relax_domain_level") is None
+          and sample(sm, "topotune_setting_actual_info", setting="isolated_cpus", value="none") == 1
+          and not [k for k in sm if k[0] in ("topotune_setting_actual", "topotune_setting_desired")
+                   and "value" in dict(k[1])], text[:3000])
     lb = sample(sm, "topotune_schedstat_lb_count_total", index="1", domain="MC", idle="newly_idle")
     check("Metrics(): /proc/schedstat v17 summed per domain over CPUs, fields named as sched-stats.rst does",
           lb == 23 * (1 + 2 + 3 + 4)

@@ -845,8 +845,10 @@ check_metrics() {	# DIR WHAT SERIES(yes|no)
 	*) fail "$1: topotune_setting_in_sync: '$insync'" ;;
 	esac
 	n=$(echo "$insync" | wc -w)
-	check "$1: per setting ($n): desired, actual, drift_total and repairs_total (>= 0)" "$(for x in desired actual \
-		drift_total repairs_total; do echo "$m" | grep -c "^topotune_setting_$x{.*} [0-9]"; done | paste -sd' ' -)" "$n $n $n $n"
+	# desired and actual: a numeric gauge (relax_domain_level may be -1) or, for a value that is no number, _info.
+	check "$1: per setting ($n): desired, actual (gauge or _info), drift_total and repairs_total (>= 0)" "$(for x in \
+		desired actual drift_total repairs_total; do echo "$m" | grep -c "^topotune_setting_$x\(_info\)\?{.*} -\?[0-9]"
+		done | paste -sd' ' -)" "$n $n $n $n"
 	check "$1: topotune_domain_levels: live, the number of domain names as value" "$(echo "$m" |
 		awk -F'domains=|,source=|} ' '/^topotune_domain_levels\{/ { n++; if ($3 != "live" || split($2, w, " ") != $4) bad++ }
 		END { print (n > 0 && !bad) }')" 1

@@ -665,6 +665,11 @@ def s11(t, root, data):
     want = {n: int(c) * int(s) for n, c, s in zip(ls.all("Model name"), ls.all("Core(s) per socket"),
                                                  ls.all("Socket(s)"))}
     t.check("core kinds by name and CPU count", kinds, want, ls.source + ": one block per Model name")
+    # The machine's name uses the part table too: every Model name lscpu prints (ours in CPU order).
+    name = t["cpu"]["name"] or ""
+    t.check("cpu.name names the parts as lscpu does",
+            (name.startswith("Arm "), sorted(name.removeprefix("Arm ").split(" + "))), (True, sorted(ls.all("Model name"))),
+            ls.source + ": Model name of each block")
     t.check("core kind capacities", [(k["cpus"], k["capacity"]) for k in t["core_kinds"] or []],
             [("0-2", 280), ("3-4", 855), ("5-6", 855), ("7", 1024)],
             "README S11: A510 cpu0-2 280, A715 cpu3-4 and A710 cpu5-6 855, X3 cpu7 1024")

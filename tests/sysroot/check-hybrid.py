@@ -27,6 +27,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 EXPECTED = os.path.join(HERE, "hybrid")
 RPL = "raptorlake-8p16e"
 ARM = "arm-biglittle-4a55-4a76"
+ARM2 = "arm-2cluster-10x925-10a725"
 CPU = "sys/devices/system/cpu"
 
 RULE = """# Intel hybrid desktops: isolate two E-cores for the pinned threads
@@ -60,6 +61,12 @@ CASES = {
     # hardware rules on core kinds: the E-core rule picks hpc, the Cortex-A55 one does not match
     "raptorlake-rule": (RPL, {"etc/topotune/hardware.d/60-hybrid.ini": RULE}, [["plan"], ["explain", "isolated_cpus"]]),
     "arm-rule": (ARM, {"etc/topotune/hardware.d/60-hybrid.ini": RULE}, [["plan"]]),
+    # two micro-architectures, five capacities: two kinds (the MIDR parts), each with the capacities seen,
+    # named as lscpu names them, and the machine's Name: too
+    "arm-2cluster-topology": (ARM2, {}, [["topology"]]),
+    # no MIDR at all: capacity classes within the tolerance, still two kinds
+    "arm-2cluster-capacity-only": (ARM2, {f"{CPU}/cpu*/regs": None, "proc/cpuinfo": "processor\t: 0\nCPU implementer\t: 0x41\n"},
+                                   [["topology"]]),
 }
 
 

@@ -46,6 +46,7 @@ static void test_schedstat(void)
 		check_str(c.domains[1].name, "MC");
 	}
 	free(c.domains);
+	free(c.cpu_domains);
 }
 
 static void test_schedstat_other_versions(void)
@@ -57,6 +58,7 @@ static void test_schedstat_other_versions(void)
 	check_int(c.schedstat_version, 16);
 	check_int(c.n_domains, 0);
 	free(c.domains);
+	free(c.cpu_domains);
 }
 
 static void test_schedstat_bad(void)
@@ -75,6 +77,8 @@ static void test_schedstat_bad(void)
 
 		check_ctx(bad[i], kernel_counters_parse_schedstat(&c, bad[i]) == -EBADMSG);
 		free(c.domains);
+		free(c.cpu_domains);
+	free(c.cpu_domains);
 	}
 }
 
@@ -149,6 +153,60 @@ static void test_metrics_text(void)
 	check(strstr(text, "topotune_schedstats_enabled 1\n"));
 	check(!strstr(text, "sbe_"));
 	free(c.domains);
+	free(c.cpu_domains);
+}
+
+/*
+ * Domain counters across rebuilds: each sample is /proc/schedstat as CPUs 0-3
+ * report their MC line (every field the value given; -1: the CPU has no
+ * domains), then the MC sum and CPU count the metrics carry. The sum never
+ * goes down: a lower line is a rebuilt domain, a missing one took its counts.
+ */
+static void test_accumulate(void)
+{
+	static const struct {
+		int v[4];
+		uint64_t sum;
+		unsigned cpus;
+	} steps[] = {
+		{ { 100, 100, 100, 100 }, 400, 4 },
+		{ { 110, 110, 110, 110 }, 440, 4 },   /* counting on */
+		{ { 5, 5, -1, -1 }, 450, 2 },         /* hpc isolation: 2-3 lose their domains, 0-1 rebuilt */
+		{ { 7, 7, -1, -1 }, 454, 2 },
+		{ { 7, 7, 3, 3 }, 460, 4 },           /* isolation ends: 2-3 start again at 3 */
+		{ { 1, 7, 3, 3 }, 461, 4 },           /* cpu0 alone rebuilt (hotplug) */
+	};
+	CounterHistory h = {};
+
+	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+		_cleanup_free_ char *ctx = strprintf("step %zu", i);
+		StrBuf b = {};
+		_cleanup_free_ char *text = NULL;
+		KernelCounters c = {};
+
+		strbuf_append(&b, "version 17\n");
+		for (unsigned cpu = 0; cpu < 4; cpu++) {
+			strbuf_appendf(&b, "cpu%u 0 0 0 0 0 0 1 2 3\n", cpu);
+			if (steps[i].v[cpu] >= 0) {
+				strbuf_append(&b, "domain0 MC 0000000f");
+				for (unsigned k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
+					strbuf_appendf(&b, " %d", steps[i].v[cpu]);
+				strbuf_append(&b, "\n");
+			}
+		}
+		check(strbuf_steal(&b, &text) == 0);
+		check_ctx(ctx, kernel_counters_parse_schedstat(&c, text) == 0);
+		check_ctx(ctx, kernel_counters_accumulate(&c, &h) == 0);
+		check_ctx(ctx, c.n_domains == 1);
+		if (c.n_domains == 1) {
+			check_int(c.domains[0].v[SCHEDSTAT_LB_COUNT], steps[i].sum);
+			check_int(c.domains[0].v[SCHEDSTAT_TTWU_MOVE_AFFINE], steps[i].sum);
+			check_int(c.domains[0].cpus, steps[i].cpus);
+		}
+		free(c.domains);
+		free(c.cpu_domains);
+	}
+	counter_history_done(&h);
 }
 
 int main(void)
@@ -159,5 +217,6 @@ int main(void)
 	test_smt_buddy();
 	test_softirqs();
 	test_metrics_text();
+	test_accumulate();
 	return test_end("test-counters");
 }

@@ -150,7 +150,9 @@ badtype = dict(site, topotune_profiles=["site-latency"], topotune_prune="sometim
 pkg = dict(base, topotune_root="", topotune_install_package=True, topotune_manage_service=False)
 rpm = dict(pkg, ansible_facts={"os_family": "RedHat", "pkg_mgr": "dnf"})
 suse = dict(pkg, ansible_facts={"os_family": "Suse", "pkg_mgr": "zypper"})
-for name, v in (("site", site), ("bare", bare), ("badtype", badtype), ("rpm", rpm), ("suse", suse)):
+sitereport = dict(site, topotune_local_override="report")
+for name, v in (("site", site), ("bare", bare), ("badtype", badtype), ("rpm", rpm), ("suse", suse),
+                ("sitereport", sitereport)):
     with open(f"{work}/{name}.json", "w") as f:
         json.dump(v, f)
 EOF
@@ -232,6 +234,31 @@ else tail -n 40 "$log"; fail "drift run: changed=$changed smt=$(cat "$SMT")"; fi
 play site
 if [ "$rc" = 0 ] && [ "$changed" = 0 ]; then pass "after drift: 0 changed"; else
 	tail -n 40 "$log"; fail "after drift: changed=$changed"; fi
+
+# a host-local choice overrides the inventory's profile: the role converges back to it
+LOCAL="$ROOT/etc/topotune/topotune.conf.d/99-set-profile.conf"
+active() { "$CTL" --bus-address "$ADDR" status --json | python3 -c 'import json, sys; print(json.load(sys.stdin)["profile"])'; }
+"$CTL" --bus-address "$ADDR" set-profile --persistent latency >/dev/null
+play site
+if [ "$rc" = 0 ] && [ "${changed:-0}" -gt 0 ] && [ ! -e "$LOCAL" ] && [ "$(active)" = site-latency ] &&
+   [ "$(cat "$RELAX")" = 4 ]; then
+	pass "set-profile --persistent latency on the host: the role removes 99-set-profile.conf, site-latency again ($changed changed)"
+else tail -n 40 "$log"; fail "local persistent override: rc=$rc changed=$changed active=$(active) relax=$(cat "$RELAX")"; fi
+play site
+if [ "$rc" = 0 ] && [ "$changed" = 0 ]; then pass "after the local override: 0 changed"; else
+	tail -n 40 "$log"; fail "after the local override: changed=$changed"; fi
+"$CTL" --bus-address "$ADDR" set-profile throughput >/dev/null
+play site
+if [ "$rc" = 0 ] && [ "${changed:-0}" -gt 0 ] && [ "$(active)" = site-latency ]; then
+	pass "runtime set-profile throughput on the host: the role's verify step sees it and reloads, site-latency again"
+else tail -n 40 "$log"; fail "local runtime override: rc=$rc changed=$changed active=$(active)"; fi
+"$CTL" --bus-address "$ADDR" set-profile --persistent latency >/dev/null
+play sitereport
+if [ "$rc" != 0 ] && grep -q '99-set-profile.conf (topotunectl set-profile --persistent) overrides topotune_profile=site-latency' "$log" &&
+   [ -e "$LOCAL" ]; then
+	pass "topotune_local_override=report: the play fails naming the override, which stays"
+else tail -n 40 "$log"; fail "report mode: rc=$rc"; fi
+play site >/dev/null
 
 # the variables emptied: the role's files go, the hand-written one stays
 play bare

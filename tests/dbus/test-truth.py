@@ -1,0 +1,388 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: LGPL-2.1-or-later
+"""Every report reads what the kernel holds (issue 28, item 1).
+
+Usage: test-truth.py TOPOTUNED TOPOTUNECTL SOURCE_ROOT
+
+topotuned on a private dbus-daemon, on a generated sysroot (small-2s-4n,
+the topotune series). First each path that once left a stale "actual"
+behind: a switch to a profile that keeps a setting (the restore happens
+under it), auto-profile, reload, revert, another writer, CPU hotplug.
+Then a property test: a random sequence of set-profile, set-profile
+--persistent, auto-profile, reload, apply, revert, external writes and
+hotplug; after every step status, status --json, the Settings property,
+Metrics() and Verify() must agree with the files of the tree.
+
+TOPOTUNE_TRUTH_SEED picks the sequence (default 28), TOPOTUNE_TRUTH_STEPS
+its length (default 40); a failure prints the seed and the steps so far.
+Needs root, dbus-daemon, busctl, python3-dbus, python3-gi; exit 77 = skipped.
+"""
+import json
+import os
+import random
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+if len(sys.argv) != 4:
+    print(__doc__)
+    sys.exit(2)
+TOPOTUNED, CTL, SRC = (os.path.abspath(a) for a in sys.argv[1:])
+
+try:
+    import dbus
+except ImportError as e:
+    print(f"SKIP truth tier: {e} (apt-get install python3-dbus)")
+    sys.exit(77)
+for tool in ("dbus-daemon", "busctl"):
+    if not shutil.which(tool):
+        print(f"SKIP truth tier: {tool} not installed")
+        sys.exit(77)
+if os.geteuid() != 0:
+    print("SKIP truth tier: needs root")
+    sys.exit(77)
+
+NAME, PATH, IFACE = "org.topotune1", "/org/topotune1", "org.topotune1.Manager"
+SPEC = "small-2s-4n"
+SEED = int(os.environ.get("TOPOTUNE_TRUTH_SEED", "28"))
+STEPS = int(os.environ.get("TOPOTUNE_TRUTH_STEPS", "40"))
+SMT = "proc/sys/kernel/sched_smt_buddy_assist"
+RELAX = "proc/sys/kernel/sched_relax_domain_level"
+NUMA = "proc/sys/kernel/numa_balancing"
+ONLINE = "sys/devices/system/cpu/online"
+DROPIN = "etc/topotune/topotune.conf.d/99-set-profile.conf"
+# Profiles whose settings the tree's files answer alone (hpc needs the test to play
+# the kernel's partition, which the dbus tier does).
+PROFILES = ("balanced", "latency", "throughput", "database")
+passed = failed = 0
+procs = []
+
+
+def check(name, ok, detail=""):
+    global passed, failed
+    if ok:
+        passed += 1
+        print(f"PASS {name}")
+    else:
+        failed += 1
+        print(f"FAIL {name}" + (f": {detail}" if detail else ""))
+    sys.stdout.flush()
+    return ok
+
+
+base = tempfile.mkdtemp(prefix="topotune-truth-", dir="/dev/shm" if os.path.isdir("/dev/shm") else None)
+os.chmod(base, 0o755)
+SOCK = os.path.join(base, "bus.sock")
+ADDR = f"unix:path={SOCK}"
+
+
+def spawn(argv, log):
+    p = subprocess.Popen(argv, stdout=open(log, "ab"), stderr=subprocess.STDOUT)
+    procs.append(p)
+    return p
+
+
+def gen(root, offline=None):
+    subprocess.run([sys.executable, os.path.join(SRC, "tests/sysroot/gen-sysroot.py"), "-q"]
+                   + (["--offline", offline] if offline else []) + [SPEC, root], check=True)
+
+
+def make_tree(name):
+    root = os.path.join(base, name)
+    gen(root)
+    shutil.copytree(os.path.join(SRC, "conf/profiles"), os.path.join(root, "usr/lib/topotune/profiles"))
+    shutil.copytree(os.path.join(SRC, "conf/hardware.d"), os.path.join(root, "usr/lib/topotune/hardware.d"))
+    os.makedirs(os.path.join(root, "etc/topotune/topotune.conf.d"), exist_ok=True)
+    shutil.copy(os.path.join(SRC, "conf/topotune.conf"), os.path.join(root, "etc/topotune/"))
+    wr(root, "etc/topotune/topotune.conf.d/50-test.conf", "[daemon]\nverify_interval = 0\n")
+    return root
+
+
+def rd(root, rel):
+    with open(os.path.join(root, rel)) as f:
+        return f.read().strip()
+
+
+def wr(root, rel, value):
+    with open(os.path.join(root, rel), "w") as f:
+        f.write(value)
+
+
+def swap_system(root, offline):
+    """Play the kernel's CPU hotplug: sys/devices/system of a tree with @offline, cpu/online last."""
+    src = os.path.join(base, "hotplug-src")
+    shutil.rmtree(src, ignore_errors=True)
+    gen(src, offline)
+    sysd = os.path.join(root, "sys/devices/system")
+    new = sysd + ".new"
+    shutil.copytree(os.path.join(src, "sys/devices/system"), new, symlinks=True)
+    online = rd(new, "cpu/online")
+    wr(new, "cpu/online", rd(root, ONLINE) + "\n")
+    os.rename(sysd, sysd + ".old")
+    os.rename(new, sysd)
+    shutil.rmtree(sysd + ".old")
+    shutil.copy(os.path.join(src, "proc/cpuinfo"), os.path.join(root, "proc/cpuinfo"))
+    wr(root, ONLINE, online + "\n")
+    shutil.rmtree(src)
+
+
+def files_say(root):
+    """What the kernel holds, from the tree's files, spelled as Settings spells it."""
+    numa = ("off", "on", "memory-tiering", "on+memory-tiering")
+    return {
+        "smt_buddy_assist": "on" if int(rd(root, SMT)) else "off",
+        "relax_domain_level": str(int(rd(root, RELAX))),
+        "numa_balancing": numa[int(rd(root, NUMA))],
+    }
+
+
+with open(os.path.join(SRC, "tests/private-bus.conf")) as f:
+    conf = f.read().replace("@ADDRESS@", ADDR)
+with open(os.path.join(base, "bus.conf"), "w") as f:
+    f.write(conf)
+spawn(["dbus-daemon", "--nofork", "--nopidfile", "--config-file", os.path.join(base, "bus.conf")],
+      os.path.join(base, "bus.log"))
+for _ in range(100):
+    if os.path.exists(SOCK):
+        break
+    time.sleep(0.05)
+bus = dbus.bus.BusConnection(ADDR)
+
+
+def obj():
+    return bus.get_object(NAME, PATH)
+
+
+def prop(p):
+    return obj().Get(IFACE, p, dbus_interface="org.freedesktop.DBus.Properties")
+
+
+def mgr():
+    return dbus.Interface(obj(), IFACE)
+
+
+def start_daemon(root, log):
+    p = spawn([TOPOTUNED, "--root", root, "--bus-address", ADDR, "--no-systemd", "--poll-interval", "1"], log)
+    end = time.time() + 15
+    while time.time() < end and not bus.name_has_owner(NAME) and p.poll() is None:
+        time.sleep(0.05)
+    try:
+        prop("State")
+        return p, True
+    except dbus.exceptions.DBusException:
+        return p, False
+
+
+def stop_daemon(p):
+    p.terminate()
+    try:
+        p.wait(timeout=15)
+    except subprocess.TimeoutExpired:
+        p.kill()
+        p.wait()
+    end = time.time() + 10
+    while time.time() < end and bus.name_has_owner(NAME):
+        time.sleep(0.05)
+
+
+def ctl(*args):
+    r = subprocess.run([CTL, "--bus-address", ADDR] + list(args), capture_output=True, text=True, timeout=60)
+    return r.returncode, r.stdout + r.stderr
+
+
+def bus_settings():
+    return {str(s[0]): (str(s[1]), str(s[2]), bool(s[3])) for s in prop("Settings")}
+
+
+def status_text_settings():
+    """{setting: actual} from the readable status: the rows below "Settings:"."""
+    rc, out = ctl("status")
+    rows, inside = {}, False
+    for line in out.splitlines():
+        words = line.split()
+        if line.strip().startswith("Settings"):
+            inside = True
+            continue
+        if inside and len(words) >= 3 and words[0] in ("smt_buddy_assist", "relax_domain_level", "numa_balancing"):
+            rows[words[0]] = words[2]
+    return rows
+
+
+def status_json_settings():
+    rc, out = ctl("status", "--json")
+    doc = json.loads(out)
+    return {s["setting"]: (s["desired"], s["actual"], s["in_sync"]) for s in doc["settings"]}
+
+
+def metric_actual():
+    """{setting: actual} from Metrics(): the topotune_setting_actual gauge, or _info's value label."""
+    out = {}
+    for line in str(mgr().Metrics()).splitlines():
+        fam, _, rest = line.partition("{")
+        if fam not in ("topotune_setting_actual", "topotune_setting_actual_info"):
+            continue
+        labels, _, value = rest.partition("} ")
+        lab = {k: v.strip('"') for k, v in (kv.split("=", 1) for kv in labels.split(","))}
+        out[lab["setting"]] = lab["value"] if fam.endswith("_info") else value.strip()
+    return out
+
+
+def numeric(setting, text):
+    """A Settings value as the numeric gauge carries it."""
+    if setting == "relax_domain_level":
+        return str(int(text))
+    return {"off": "0", "on": "1", "memory-tiering": "2", "on+memory-tiering": "3"}.get(text, text)
+
+
+def agree(root, what):
+    """After a step: every report says what the files say; verify lists exactly the differences."""
+    files = files_say(root)
+    st = bus_settings()
+    js = status_json_settings()
+    tx = status_text_settings()
+    mt = metric_actual()
+    state = str(prop("State"))
+    bad = []
+    for k, v in files.items():
+        if k not in st:
+            continue
+        desired = st[k][0]
+        if st[k][1] != v:
+            bad.append(f"Settings {k} actual {st[k][1]}, files {v}")
+        if js.get(k, (None, None))[1] != v:
+            bad.append(f"status --json {k} actual {js.get(k)}, files {v}")
+        if tx.get(k) != v:
+            bad.append(f"status {k} actual {tx.get(k)}, files {v}")
+        if mt.get(k) != numeric(k, v):
+            bad.append(f"metrics {k} actual {mt.get(k)}, files {v}")
+        if st[k][2] != (desired in ("keep", v)):
+            bad.append(f"Settings {k} in_sync {st[k][2]} for desired {desired}, files {v}")
+    ok, mism = mgr().Verify()
+    want = sorted(k for k, v in files.items() if k in st and st[k][0] not in ("keep", v)) if state != "off" else []
+    got = sorted(str(m[0]) for m in mism)
+    if got != want or bool(ok) != (not want):
+        bad.append(f"Verify {bool(ok)} {got}, files differ in {want}")
+    rc, _ = ctl("verify")
+    if rc != (1 if want else 0):
+        bad.append(f"topotunectl verify exit {rc}, files differ in {want}")
+    return check(what, not bad, "; ".join(bad))
+
+
+try:
+    root = make_tree("truth")
+    log = os.path.join(base, "topotuned.log")
+    d, ok = start_daemon(root, log)
+    if not check("topotuned starts on the small tree", ok, open(log).read()[-1500:]):
+        raise SystemExit(1)
+    agree(root, "start (balanced): reports agree with the files")
+
+    # --- the paths that left a stale actual behind ------------------------------------
+    ctl("set-profile", "latency")
+    agree(root, "set-profile latency: relax 3 in the files and in every report")
+    ctl("set-profile", "balanced")
+    check("set-profile balanced: the relax level is restored in the kernel", rd(root, RELAX) == "-1")
+    agree(root, "set-profile latency -> balanced (relax keep): every report says -1")
+    ctl("set-profile", "throughput")
+    ctl("set-profile", "balanced")
+    agree(root, "set-profile throughput -> balanced (smt keep): every report says off")
+    ctl("set-profile", "--persistent", "latency")
+    ctl("auto-profile")
+    agree(root, "set-profile --persistent latency, auto-profile: every report says -1")
+    ctl("set-profile", "latency")
+    ctl("reload")
+    agree(root, "set-profile latency, reload: every report says -1")
+    wr(root, RELAX, "2\n")
+    agree(root, "another writer sets relax 2 under balanced (keep): every report says 2")
+    wr(root, RELAX, "-1\n")
+    ctl("set-profile", "throughput")
+    ctl("revert")
+    agree(root, "throughput, revert: every report says off")
+    ctl("apply")
+    swap_system(root, "5,21")
+    end = time.time() + 10
+    while time.time() < end and int(prop("Topology")["threads"]) != 30:
+        time.sleep(0.1)
+    wr(root, SMT, "0\n")
+    agree(root, "hotplug (cpu5,21 offline) and another writer: every report says the files")
+    swap_system(root, None)
+    end = time.time() + 10
+    while time.time() < end and int(prop("Topology")["threads"]) != 32:
+        time.sleep(0.1)
+    ctl("apply")
+    agree(root, "back online and apply: every report says the files")
+
+    # --- the property: random sequences ------------------------------------------------
+    rng = random.Random(SEED)
+    done = []
+    offline = None
+    for i in range(STEPS):
+        kind = rng.choice(("set-profile", "persistent", "auto-profile", "reload", "apply", "revert",
+                           "write", "write", "hotplug"))
+        if kind == "set-profile":
+            step = ("set-profile", rng.choice(PROFILES))
+        elif kind == "persistent":
+            step = ("set-profile", "--persistent", rng.choice(PROFILES))
+        elif kind == "write":
+            f, v = rng.choice(((SMT, rng.choice("01")), (RELAX, str(rng.randint(-1, 5))), (NUMA, rng.choice("01"))))
+            step = ("write", f, v)
+        elif kind == "hotplug":
+            offline = None if offline else rng.choice(("3,19", "12,28", "7"))
+            step = ("hotplug", offline or "none")
+        else:
+            step = (kind,)
+        done.append(" ".join(step))
+        if step[0] == "write":
+            wr(root, step[1], step[2] + "\n")
+        elif step[0] == "hotplug":
+            swap_system(root, offline)
+            want = 32 - (len(offline.split(",")) if offline else 0)
+            end = time.time() + 10
+            while time.time() < end and int(prop("Topology")["threads"]) != want:
+                time.sleep(0.1)
+        else:
+            ctl(*step)
+        if not agree(root, f"seed {SEED} step {i + 1}: {done[-1]}"):
+            print(f"# reproduce: TOPOTUNE_TRUTH_SEED={SEED} TOPOTUNE_TRUTH_STEPS={i + 1}; steps: " + " | ".join(done))
+            break
+
+    # --- counters across domain rebuilds -------------------------------------------------
+    # The kernel's domain counters live in its sched_domain structs: a rebuild starts
+    # them at 0 and a CPU that loses its domains (hpc isolation) stops reporting them.
+    def schedstat(cpus):
+        """/proc/schedstat v17: CPU -> the value of every field of its SMT and MC lines."""
+        text = "version 17\ntimestamp 4294892296\n"
+        for cpu, v in cpus.items():
+            text += f"cpu{cpu} 0 0 0 0 0 0 1 2 3\n"
+            if v is not None:
+                text += "".join(f"domain{i} {n} ffffffff " + " ".join([str(v)] * 45) + "\n"
+                                for i, n in enumerate(("SMT", "MC")))
+        return text
+
+    def lb_count():
+        for line in str(mgr().Metrics()).splitlines():
+            if line.startswith('topotune_schedstat_lb_count_total{index="1",domain="MC",idle="busy"}'):
+                return int(float(line.split()[-1]))
+        return None
+
+    wr(root, "proc/schedstat", schedstat({0: 100, 1: 100, 2: 100, 3: 100}))
+    before = lb_count()
+    wr(root, "proc/schedstat", schedstat({0: 5, 1: 5, 2: None, 3: None}))
+    after = lb_count()
+    check("schedstat _total never goes down: CPUs 2-3 lose their domains, 0-1 are rebuilt (400 -> 410)",
+          before == 400 and after == 410, f"{before} -> {after}")
+    wr(root, "proc/schedstat", schedstat({0: 7, 1: 7, 2: 3, 3: 3}))
+    check("... and the domains come back: each CPU's count adds on (410 + 2 + 2 + 3 + 3 = 420)",
+          lb_count() == 420, str(lb_count()))
+    stop_daemon(d)
+finally:
+    for p in procs:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    if os.environ.get("KEEP_TREE") != "1":
+        shutil.rmtree(base, ignore_errors=True)
+
+print(f"{passed} passed, {failed} failed")
+sys.exit(1 if failed else 0)
