@@ -1291,12 +1291,16 @@ try:
           and sample(sm, "topotune_setting_in_sync", setting="smt_buddy_assist") == 1
           and sample(sm, "topotune_setting_drift_total", setting="smt_buddy_assist") == 0
           and sample(sm, "topotune_setting_repairs_total", setting="smt_buddy_assist") == 0, text[:3000])
-    check("Metrics(): numbers are gauge values, not labels (relax -1, numa_balancing on = 1); only strings "
-          "are _info labels (desired keep, isolated_cpus none)",
-          sample(sm, "topotune_setting_actual", setting="relax_domain_level") == -1
+    # throughput: relax_domain_level = auto (a number once planned),
+    # numa_balancing = keep (a string).
+    relax_want = sample(sm, "topotune_setting_desired", setting="relax_domain_level")
+    check("Metrics(): numbers are gauge values, not labels (relax auto's level, numa_balancing on = 1); only "
+          "strings are _info labels (desired keep, isolated_cpus none)",
+          relax_want is not None and relax_want >= 0
+          and sample(sm, "topotune_setting_actual", setting="relax_domain_level") == relax_want
           and sample(sm, "topotune_setting_actual", setting="numa_balancing") == 1
-          and sample(sm, "topotune_setting_desired_info", setting="relax_domain_level", value="keep") == 1
-          and sample(sm, "topotune_setting_desired", setting="relax_domain_level") is None
+          and sample(sm, "topotune_setting_desired_info", setting="numa_balancing", value="keep") == 1
+          and sample(sm, "topotune_setting_desired", setting="numa_balancing") is None
           and sample(sm, "topotune_setting_actual_info", setting="isolated_cpus", value="none") == 1
           and not [k for k in sm if k[0] in ("topotune_setting_actual", "topotune_setting_desired")
                    and "value" in dict(k[1])], text[:3000])
