@@ -556,6 +556,10 @@ session() {
 	sec "revert and apply"
 	x 'topotunectl revert'
 	fact revert_rc "$rc"
+	# The boot loader drop-in follows the request asynchronously
+	# (topotune-bootloader.path starts the helper): wait for it, bounded.
+	i=0
+	while [ -e /etc/default/grub.d/topotune.cfg ] && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
 	controls >"$TT/controls-revert.txt"
 	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-revert.txt'
 	kvalues "$TT/controls-orig.txt" >"$TT/k-orig.txt"
