@@ -425,7 +425,9 @@ static void test_newidle(void)
 		check_str(got, c->want);
 		diagnosis_done(&d);
 		free(before.domains);
+		free(before.cpu_domains);
 		free(after.domains);
+		free(after.cpu_domains);
 	}
 }
 
