@@ -8,16 +8,27 @@
 # signature line, so a changelog-only edit keeps every cached image and the
 # per-patch compile stamp.  Prints the path of the cached bzImage.
 #
-#   build.sh [--base] [--base-with PATCH] [--systemd] [--check-each]
+#   build.sh [--base] [--base-with PATCH] [--with PATCH] [--systemd]
+#            [--lockdep] [--check-each]
 #     --base-with PATCH  the pristine tree plus one test-only patch that is
 #                   not part of the series (tests/vm: the kernel with seed
-#                   001's fix reverted), in its own worktree and build
-#                   directory, cached as base-<name>-<hash> (name: the
-#                   patch's file name without .patch, hash also over its text)
+#                   001's fix reverted), cached as base-<name>-<hash> (name:
+#                   the patch's file name without .patch, hash also over its
+#                   text)
+#     --with PATCH  the same on top of the series: the patched tree with one
+#                   of its fixes undone (tests/vm's negative kernels), cached
+#                   as patched-<name>-<hash>
+#                   Both build in the kind's own build directory: the patch
+#                   is applied to the worktree, only the objects it touches
+#                   are recompiled (minutes, not a full build), and it is
+#                   taken out again when the build ends, also on failure.
 #     --systemd     also merge config/systemd.config: a kernel that boots a
 #                   Debian root with systemd as PID 1 from a virtio disk,
 #                   without modules or initrd (tests/install/systemd-vm.sh);
 #                   built in its own directory, cached as <kind>-systemd-<hash>
+#     --lockdep     also merge config/lockdep.config (PROVE_LOCKING,
+#                   PROVE_RCU, DEBUG_ATOMIC_SLEEP): its own directory, cached
+#                   as <kind>-lockdep-<hash>
 #     --check-each  compile the objects each patch touches after each patch
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -32,28 +43,37 @@ fragments=("$KP_DIR/config/topotune-qemu.config")
 for a in "$@"; do
 	case "$a" in
 	--base) kind=base ;;
-	--base-with) with=1 ;;
+	--base-with) with=1 kind=base ;;
+	--with) with=1 ;;
 	*.patch) [ "$with" = 1 ] || die "unknown argument $a"; with=$a ;;
 	--systemd) flavour=-systemd; fragments+=("$KP_DIR/config/systemd.config") ;;
+	--lockdep) flavour=-lockdep; fragments+=("$KP_DIR/config/lockdep.config") ;;
 	--check-each) check_each=1 ;;
 	*) die "unknown argument $a" ;;
 	esac
 done
 
 ver=$(kernel_version)
+# One build at a time per tree: a --with build changes the worktree's files
+# while it runs, and apply.sh may re-apply the series under a reader.
+mkdir -p "$KCACHE"
+exec 9>"$KCACHE/.build-$ver-$kind.lock"
+flock 9
 chash=$(config_hash)
 [ ${#fragments[@]} = 1 ] || chash=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
-if [ -n "$with" ]; then
-	[ -f "$with" ] || die "--base-with needs a .patch file"
-	kind=base-$(basename "$with" .patch)
-	hash=$( { printf '%s\n%s\n' "$ver" "$chash"; cat "$with"; } | sha256sum | cut -c1-16)
-elif [ "$kind" = base ]; then
+if [ "$kind" = base ]; then
 	hash=$(printf '%s\n%s\n' "$ver" "$chash" | sha256sum | cut -c1-16)
 else
 	hash=$(printf '%s\n%s\n' "$(series_hash "$ver")" "$chash" | sha256sum | cut -c1-16)
 fi
-img="$KCACHE/images/$kind$flavour-$hash"
 out="$KCACHE/build-$ver-$kind$flavour"
+name=$kind
+if [ -n "$with" ]; then
+	[ -f "$with" ] || die "--with/--base-with needs a .patch file"
+	name=$kind-$(basename "$with" .patch)
+	hash=$( { echo "$hash"; cat "$with"; } | sha256sum | cut -c1-16)
+fi
+img="$KCACHE/images/$name$flavour-$hash"
 
 configure() {
 	local tree=$1
@@ -102,37 +122,34 @@ if [ "$check_each" = 1 ] && [ "$kind" = patched ]; then
 fi
 
 if [ -f "$img/bzImage" ]; then
-	log "cached $kind image $img/bzImage"
+	log "cached $name$flavour image $img/bzImage"
 	echo "$img/bzImage"
 	exit 0
 fi
 
-if [ -n "$with" ]; then
-	# a detached worktree at the pristine commit with the patch on top,
-	# re-made when the patch changes
-	repo="$KCACHE/git-$ver"
-	"$KP_DIR/scripts/apply.sh" --base >/dev/null
-	tree="$KCACHE/tree-$ver-$kind"
-	if [ ! -d "$tree" ]; then
-		git -C "$repo" worktree add -q --detach "$tree" base >&2
-	fi
-	if ! cmp -s "$with" "$tree/.topotune-with"; then
-		git -C "$tree" checkout -q -f base >&2
-		git -C "$tree" apply "$with" >&2 || die "$with does not apply to $ver"
-		cp "$with" "$tree/.topotune-with"
-	fi
-elif [ "$kind" = base ]; then
+if [ "$kind" = base ]; then
 	tree=$("$KP_DIR/scripts/apply.sh" --base)
+	# A build killed while a test-only patch was applied left it there.
+	if ! git -C "$tree" diff --quiet HEAD; then
+		log "note: $tree had local changes (an interrupted --base-with build?); reset"
+		git -C "$tree" checkout -q -f HEAD
+	fi
 else
+	# apply.sh re-applies the series to a worktree with local changes.
 	tree=$("$KP_DIR/scripts/apply.sh")
 fi
+if [ -n "$with" ]; then
+	git -C "$tree" apply --check "$with" >&2 || die "$with does not apply to the $kind tree of $ver"
+	trap 'git -C "$tree" apply -R "$with" >&2 || git -C "$tree" checkout -q -f HEAD' EXIT
+	git -C "$tree" apply "$with" >&2
+fi
 configure "$tree"
-log "building $kind bzImage for $ver in $out"
+log "building $name$flavour bzImage for $ver in $out"
 start=$(date +%s)
 nice make -s -C "$tree" O="$out" ARCH=x86_64 -j"$JOBS" bzImage >&2
 mkdir -p "$img"
 cp "$out/arch/x86/boot/bzImage" "$img/bzImage.tmp"
 cp "$out/.config" "$img/config"
 mv "$img/bzImage.tmp" "$img/bzImage"
-log "built $kind in $(( $(date +%s) - start ))s"
+log "built $name$flavour in $(( $(date +%s) - start ))s"
 echo "$img/bzImage"
