@@ -243,6 +243,8 @@ static int smt_buddy_line(char **w, void *userdata)
 	for (size_t k = 0; k < SMT_BUDDY_STAT_FIELDS; k++)
 		if (!w[1 + k] || parse_u64(w[1 + k], &v[k]) < 0)
 			return -EBADMSG;
+	if (w[1 + SMT_BUDDY_STAT_FIELDS])
+		return -EBADMSG;
 	c->smt_buddy_cpus++;
 	for (size_t k = 0; k < SMT_BUDDY_STAT_FIELDS; k++)
 		c->smt_buddy[k] += v[k];
@@ -369,7 +371,6 @@ static const struct {
 } buddy_fields[SMT_BUDDY_STAT_FIELDS] = {
 	{ "pushed", "Tasks SMT_BUDDY_ASSIST pushed to an idle SMT sibling, summed over CPUs" },
 	{ "push_failed", "SMT_BUDDY_ASSIST pushes that failed, summed over CPUs" },
-	{ "refused", "Pulls refused of a task SMT_BUDDY_ASSIST pushed, back to the busy CPU it came from while held, summed over CPUs" },
 };
 
 const char *kernel_counters_smt_buddy_field(size_t i)

@@ -12,7 +12,7 @@
  * Prometheus metrics: /proc/schedstat's load-balance counters (version 17,
  * Documentation/scheduler/sched-stats.rst) summed over CPUs per domain, and
  * the series' SMT_BUDDY_ASSIST counters in /proc/sched_smt_buddy_stat
- * (version 2: "cpuN pushed push_failed refused"), summed,
+ * (version 2: "cpuN pushed push_failed"), summed,
  * and the SCHED softirqs of /proc/softirqs (the load balancer's), summed.
  */
 
@@ -20,11 +20,13 @@
 #define SCHEDSTAT_DOMAIN_FIELDS 45
 /*
  * The fields of /proc/sched_smt_buddy_stat version 2 (series v5). Version 1
- * (series v4, never released) had a fourth, newidle_stopped, for the
- * newidle restriction v5 dropped; other versions are reported, not read.
+ * (series v4, never released) also had refused and newidle_stopped, for the
+ * hold and the newidle restriction that v5 dropped; other versions are
+ * reported, not read, and a version 2 line with another number of fields
+ * is refused as malformed.
  */
 #define SMT_BUDDY_STAT_VERSION 2
-#define SMT_BUDDY_STAT_FIELDS 3
+#define SMT_BUDDY_STAT_FIELDS 2
 
 /*
  * Indices into DomainCounters.v: per idle type t (0 busy, 1 idle, 2 newly

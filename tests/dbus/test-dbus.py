@@ -1277,7 +1277,7 @@ try:
        + "".join(f"cpu{c} 0 0 0 0 0 0 0 0 0\ndomain0 SMT {1 << c:x} {fields(1)}\ndomain1 MC f {fields(c + 1)}\n"
                  for c in range(4)))
     wr(mt, "proc/sched_smt_buddy_stat", "version 2\ntimestamp 4294892296\n"
-       + "".join(f"cpu{c} {c} 1 2\n" for c in range(4)))
+       + "".join(f"cpu{c} {c} 2\n" for c in range(4)))
     mlog = os.path.join(base, "topotuned-metrics.log")
     d, ok = start_daemon(mt, mlog)
     text = str(mgr().Metrics()) if ok else ""
@@ -1312,7 +1312,8 @@ try:
           and sample(sm, "topotune_schedstat_domain_cpus", index="1", domain="MC") == 4, f"lb={lb}")
     check("Metrics(): the series' SMT buddy counters summed over CPUs",
           sample(sm, "topotune_smt_buddy_pushed_total") == 0 + 1 + 2 + 3
-          and sample(sm, "topotune_smt_buddy_refused_total") == 8
+          and sample(sm, "topotune_smt_buddy_push_failed_total") == 8
+          and sample(sm, "topotune_smt_buddy_refused_total") is None
           and sample(sm, "topotune_smt_buddy_newidle_stopped_total") is None
           and sample(sm, "topotune_smt_buddy_stat_version") == 2, text[-1500:])
     check("Metrics(): domain levels per class of CPUs",

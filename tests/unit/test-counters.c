@@ -87,14 +87,17 @@ static void test_smt_buddy(void)
 	KernelCounters c = {};
 
 	check(kernel_counters_parse_smt_buddy(&c, "version 2\ntimestamp 4295048735\n"
-					      "cpu0 1 2 3\ncpu1 10 20 30\n") == 0);
+					      "cpu0 1 2\ncpu1 10 20\n") == 0);
 	check_int(c.smt_buddy_version, 2);
 	check_int(c.smt_buddy_cpus, 2);
 	check_int(c.smt_buddy[0], 11);
-	check_int(c.smt_buddy[2], 33);
+	check_int(c.smt_buddy[1], 22);
 
+	/* Fewer or more fields than version 2 has: malformed, not guessed. */
 	c = (KernelCounters) {};
-	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 1 2\n") == -EBADMSG);
+	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 1\n") == -EBADMSG);
+	c = (KernelCounters) {};
+	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 1 2 3\n") == -EBADMSG);
 	c = (KernelCounters) {};
 	check(kernel_counters_parse_smt_buddy(&c, "cpu0 1 2 3\n") == -EBADMSG);
 	c = (KernelCounters) {};
@@ -137,7 +140,7 @@ static void test_metrics_text(void)
 	StrBuf b = {};
 
 	check(kernel_counters_parse_schedstat(&c, in) == 0);
-	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 5 6 7\n") == 0);
+	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 5 6\n") == 0);
 	kernel_counters_metrics(&c, &b);
 	check(strbuf_steal(&b, &text) == 0);
 	if (!text)
@@ -148,7 +151,8 @@ static void test_metrics_text(void)
 	check(strstr(text, "topotune_schedstat_lb_gained_total{index=\"2\",domain=\"MC\",idle=\"newly_idle\"} 30\n"));
 	check(strstr(text, "topotune_schedstat_alb_pushed_total{index=\"2\",domain=\"MC\"} 36\n"));
 	check(strstr(text, "topotune_schedstat_ttwu_wake_remote_total{index=\"2\",domain=\"MC\"} 43\n"));
-	check(strstr(text, "topotune_smt_buddy_refused_total 7\n"));
+	check(strstr(text, "topotune_smt_buddy_push_failed_total 6\n"));
+	check(!strstr(text, "refused"));
 	check(!strstr(text, "newidle_stopped"));
 	check(strstr(text, "topotune_schedstats_enabled 1\n"));
 	check(!strstr(text, "sbe_"));
