@@ -4,8 +4,9 @@
 #   2. ASan+UBSan build, the same tests
 #   3. packaging: rpm build, the Ansible role, the .deb in a debootstrap
 #      chroot (unless TOPOTUNE_SKIP_PACKAGING=1)
-#   4. the kernel tier in qemu (tests/vm) for 7.3, for 6.12 when its inputs
-#      changed since the recorded pass, then the .deb under a real systemd
+#   4. the kernel tier in qemu (tests/vm) for 7.3; its proofs (negative
+#      kernels, lockdep) and the 6.12 tier when their inputs changed since
+#      the recorded pass; then the .deb under a real systemd
 #      in a Debian 12 guest on the stock and the patched kernel
 #      (tests/install/systemd-vm.sh), unless TOPOTUNE_SKIP_VM=1
 # Ends with one line "N passed, M failed" (N counts test programs and tiers).
@@ -111,6 +112,11 @@ else
 	run_script "kernel tier (qemu)" "$out/kernel-tier.log" "$top/tests/vm/run-kernel-tier.sh"
 	# The 6.12 base: only when its inputs differ from the pass recorded in
 	# tests/vm/expected/6.12/last-pass (content hash; kernel-patches/README.md).
+	# The proofs that the behavioural checks can fail (kernels with one fix
+	# undone each) and the lockdep/PROVE_RCU boot: only when their inputs
+	# differ from tests/vm/expected/proofs-last-pass.
+	run_script "kernel tier proofs (qemu, when their inputs changed)" "$out/kernel-tier-proofs.log" \
+		"$top/tests/vm/run-kernel-tier.sh" --proofs --if-changed
 	run_script "kernel tier 6.12 (qemu, when its inputs changed)" "$out/kernel-tier-6.12.log" \
 		"$top/tests/vm/run-kernel-tier.sh" --series 6.12 --if-changed
 	# The package under a real systemd: Debian 12 in qemu, on its stock kernel and

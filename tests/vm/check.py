@@ -501,6 +501,235 @@ def spread_checks(b, p, want=30):
                 y, x, m, lo, hi))
 
 
+def delayed_checks(p):
+    """guest/init t_delayed on a patched kernel (feature on)."""
+    # A sleeping (delayed-dequeue) task is never counted as pushed
+    # (guest/tt-sleeper.c): a push counted on the CPU while the sleeper
+    # was blocked there, and the blocked sleeper on the sibling after
+    # it, is v3's migrate_load push moving a sched_delayed task.
+    dl = [kv(s) for s in tt(p, "DELAYED")]
+    d = dl[0] if len(dl) == 1 else {}
+
+    def num(k):
+        try:
+            return int(d.get(k, ""))
+        except ValueError:
+            return -1
+    cyc = num("cycles")
+    check("buddy-delayed-sleeper-setup", cyc >= 20 and num("delayed_at_widen") >= 5 and
+          num("woke_on_b") >= cyc // 2 and d.get("hogs_on") == "%s,%s" % (d.get("cpu"), d.get("cpu")),
+          "need >= 20 cycles, a delayed task queued on the CPU in >= 5 of them when the sleeper "
+          "was allowed on the sibling, wake-ups on the sibling in half, hogs pinned; got %s" % (dl,))
+    # While the sleeper is blocked the hogs (pinned to the CPU) cannot
+    # move: a push counted then moved the delayed-dequeued sleeper.
+    check("buddy-delayed-sleeper-never-pushed", cyc >= 20 and num("pushed_and_moved") == 0 and
+          num("pushed_while_blocked") == 0,
+          "cycles with a push counted and the blocked sleeper moved: %s (cycles with any push "
+          "while it slept: %s); %s" % (d.get("pushed_and_moved"), d.get("pushed_while_blocked"), dl))
+
+
+def idlecore_checks(p):
+    """guest/init t_idlecore on the patched hygon1 kernel: with the feature
+    on, the hog the push moves from CPU 2 lands on the idle core 4-5 (the
+    LLC holds three cores there), not on CPU 2's sibling 3.  Returns the
+    pushed on-trials' landing CPUs."""
+    head = [kv(s) for s in tt(p, "IDLECORE") if s.startswith("cpu=")]
+    rows = [kv(s) for s in tt(p, "IDLECORE") if s.startswith("trial=")]
+    on = [f for f in rows if f.get("buddy") == "1" and f.get("spread") == "1" and
+          f.get("pushed", "0").isdigit() and int(f["pushed"]) > 0]
+    land = []
+    for f in on:
+        cpus = [c for c in f.get("cpus", "").split(",") if c not in ("", "2")]
+        land.append(cpus[0] if cpus else "2")
+    core = [c for c in land if c in ("4", "5")]
+    check("buddy-push-prefers-idle-core", head and head[0].get("llc") == "0-5" and len(on) >= 5 and
+          len(core) * 10 >= len(land) * 8,
+          "LLC %s; %d on-trials moved by a push, landed on %s (idle core 4-5 in %d); need >= 5 and 80 %%" % (
+              head and head[0].get("llc"), len(on), ",".join(land) or "-", len(core)))
+    return land
+
+
+def busy_target_checks(p):
+    """guest/init t_busytarget on a patched kernel: deltas of the CPU's and
+    the sibling's (pushed, push_failed) over 5 s with the feature on, and
+    where the hogs ran."""
+    # No push to a busy sibling (deterministic part; the race is not hit).
+    bt = {}
+    for s in tt(p, "BUSYTARGET"):
+        m = re.match(r"state=(\d) cpu=(\d+) sibling=(\d+) seconds=\d+ cpu_pushed_failed_before=(\S+) "
+                     r"after=(\S+) sibling_pushed_failed_before=(\S+) after=(\S+) where=(\S+)", s)
+        if m:
+            vals = [[int(x) for x in g.split(",")] for g in m.group(4, 5, 6, 7)]
+            bt[m.group(1)] = dict(cpu=m.group(2), sib=m.group(3),
+                                  a=[y - x for x, y in zip(vals[0], vals[1])],
+                                  b=[y - x for x, y in zip(vals[2], vals[3])],
+                                  where=m.group(8).split(","))
+    on = bt.get("1")
+    check("buddy-busy-sibling-no-push", on is not None and on["a"] == [0, 0] and on["b"] == [0, 0],
+          "feature on, 5 s: pushed/failed deltas CPU %s %s, sibling %s" % (
+              on and on["cpu"], on and on["a"], on and on["b"]) if on else tt(p, "BUSYTARGET"))
+    check("buddy-busy-sibling-stays-busy", on is not None and
+          all(w.split(":")[0] == on["cpu"] and w.split(":")[2] == on["sib"] for w in on["where"]),
+          on and on["where"])
+    return on
+
+
+# The negative kernels (run-kernel-tier.sh --proofs): the patched tree with
+# one of the series' guards undone in kernel/sched/fair.c, booted with the
+# guest step that checks it.  Each entry: the text replacements (each must
+# match exactly once, or the guard has moved and the proof says so), the
+# guest steps, and what the checks must show on that kernel.
+NEGATIVES = {
+    # v3's bug: the push with migrate_load semantics, which lets
+    # can_migrate_task() move a delayed-dequeue (sleeping) task, and a tick
+    # decision that counts such a task as a candidate.
+    "delayed-filter": {
+        "edits": [
+            ("\t\t.migration_type\t= migrate_task,\n", "\t\t.migration_type\t= migrate_load,\n"),
+            ("task_current_donor(rq, p) ||\n\t\t    p->se.sched_delayed || task_is_blocked(p) ||",
+             "task_current_donor(rq, p) ||\n\t\t    task_is_blocked(p) ||"),
+        ],
+        "steps": "delayed",
+    },
+    # Neither the lockless look nor the re-check under the target's lock
+    # asks whether the sibling is idle.
+    "busy-target": {
+        "edits": [
+            ("if (i != cpu && cpu_active(i) && available_idle_cpu(i))", "if (i != cpu && cpu_active(i))"),
+            ("if (!cpu_active(dst_cpu) || !idle_rq(dst_rq)) {", "if (!cpu_active(dst_cpu)) {"),
+        ],
+        "steps": "busytarget",
+    },
+    # The push goes straight to the sibling: no idle-core step.
+    "idle-core-path": {
+        "edits": [
+            ("if (core >= 0 && smt_buddy_move(rq, llc, core) == SMT_BUDDY_PUSHED)",
+             "if (0 && core >= 0 && smt_buddy_move(rq, llc, core) == SMT_BUDDY_PUSHED)"),
+        ],
+        "steps": "idlecore",
+        "topology": "hygon1",
+    },
+    # Only the lockless look is undone: the re-check under double_rq_lock()
+    # alone must keep the busy sibling busy (and count the refusals).
+    "recheck-only": {
+        "edits": [
+            ("if (i != cpu && cpu_active(i) && available_idle_cpu(i))", "if (i != cpu && cpu_active(i))"),
+        ],
+        "steps": "busytarget",
+    },
+}
+
+
+def negative_source(name, src, dst):
+    """Write DST: SRC (the patched fair.c) with NEGATIVES[name]'s edits."""
+    with open(src) as f:
+        text = f.read()
+    for old, new in NEGATIVES[name]["edits"]:
+        n = text.count(old)
+        if n != 1:
+            print("the guard %r occurs %d times in %s" % (old, n, src), file=sys.stderr)
+            return 1
+        text = text.replace(old, new)
+    with open(dst, "w") as f:
+        f.write(text)
+    return 0
+
+
+def negative(name, path):
+    """The checks on a negative kernel's boot: the check that guards the
+    undone code must fail there (and the set-up must have happened)."""
+    t = load(path)
+    if t is None or "TT DONE" not in t:
+        print("FAIL boot-negative-%s: no 'TT DONE' in %s" % (name, path))
+        return 0
+    if name == "delayed-filter":
+        delayed_checks(t)
+        r = dict((n, (ok, why)) for n, ok, why in results)
+        setup, never = r["buddy-delayed-sleeper-setup"], r["buddy-delayed-sleeper-never-pushed"]
+        print("INFO negative %s: setup %s, never-pushed %s: %s" % (
+            name, setup[0], never[0], never[1]))
+        # The setup check can fail here too: without the filter the push
+        # takes the delayed sleeper away before the guest sees it queued.
+        ok = not never[0]
+        print("%s delayed-sleeper-check-fails-without-filter%s" % (
+            "PASS" if ok else "FAIL", "" if ok else ": " + str(never[1])))
+    elif name == "busy-target":
+        on = busy_target_checks(t)
+        r = dict((n, (ok, why)) for n, ok, why in results)
+        nopush = r["buddy-busy-sibling-no-push"]
+        print("INFO negative %s: %s" % (name, nopush[1] if not nopush[0] else "no-push passed"))
+        ok = on is not None and not nopush[0] and on["a"][0] > 0
+        print("%s busy-sibling-check-fails-without-idle-tests%s" % (
+            "PASS" if ok else "FAIL", "" if ok else ": pushed/failed deltas %s" % (on and on["a"],)))
+    elif name == "idle-core-path":
+        land = idlecore_checks(t)
+        r = dict((n, (ok, why)) for n, ok, why in results)
+        pref = r["buddy-push-prefers-idle-core"]
+        print("INFO negative %s: %s" % (name, pref[1]))
+        ok = not pref[0] and len(land) >= 5 and land.count("3") * 10 >= len(land) * 8
+        print("%s idle-core-check-fails-without-idle-core-step%s" % (
+            "PASS" if ok else "FAIL", "" if ok else ": %s" % (pref[1],)))
+    elif name == "recheck-only":
+        on = busy_target_checks(t)
+        r = dict((n, (ok, why)) for n, ok, why in results)
+        stays = r["buddy-busy-sibling-stays-busy"]
+        print("INFO negative %s: CPU pushed/failed deltas %s, where %s" % (
+            name, on and on["a"], on and on["where"]))
+        ok = on is not None and on["a"][0] == 0 and on["a"][1] > 0 and stays[0]
+        print("%s recheck-under-lock-alone-refuses-busy-sibling%s" % (
+            "PASS" if ok else "FAIL", "" if ok else ": pushed/failed deltas %s, stays %s" % (
+                on and on["a"], stays)))
+    return 0
+
+
+# A lock or RCU problem lockdep, PROVE_RCU or DEBUG_ATOMIC_SLEEP reports, or
+# any other splat, in the kernel log of the lockdep boot.
+SPLATS = re.compile(r"WARNING: |BUG: |possible circular locking|possible recursive locking|"
+                    r"inconsistent lock state|suspicious RCU usage|"
+                    r"sleeping function called from invalid context|"
+                    r"INFO: lockdep is turned off|debug_locks_off|Call Trace:")
+
+
+def lockdep(path):
+    """run-kernel-tier.sh --proofs: the patched kernel with PROVE_LOCKING,
+    PROVE_RCU and DEBUG_ATOMIC_SLEEP, booted with the push, spread, softirq,
+    delayed, busy-target and relax steps: no splat, and the paths ran."""
+    t = load(path)
+    if t is None or "TT DONE" not in t:
+        print("FAIL boot-lockdep: no 'TT DONE' in %s" % path)
+        return 0
+    print("PASS boot-lockdep")
+    ld = [kv(s) for s in tt(t, "LOCKDEP")]
+    on = "Lock dependency validator" in t and ld and ld[-1].get("present") == "1"
+    print("%s lockdep-active%s" % ("PASS" if on else "FAIL",
+                                   "" if on else ": no lockdep banner or /proc/lockdep_stats: %s" % ld))
+    still = ld and ld[-1].get("debug_locks") == "1"
+    print("%s lockdep-debug-locks-still-on-after-the-steps%s" % (
+        "PASS" if still else "FAIL", "" if still else ": %s" % ld))
+    # TCG's topology_sane() warning (the Hygon LLC without TOPOEXT, in the
+    # unpatched kernel as well) is left out, up to its end-of-trace line.
+    splats, known = [], False
+    for l in t.splitlines():
+        if re.search(r"WARNING: .*topology_sane", l):
+            known = True
+        elif known and "---[ end trace" in l:
+            known = False
+        elif not known and SPLATS.search(l) and not l.startswith("TT ") and "Predicted kernel message" not in l:
+            splats.append(l)
+    print("%s lockdep-no-splat%s" % ("PASS" if not splats else "FAIL",
+                                     "" if not splats else ": " + " | ".join(splats[:5])))
+    pushed = 0
+    for s in tt(t, "SPREAD"):
+        f = kv(s)
+        if f.get("buddy") == "1" and f.get("pushed", "0").isdigit():
+            pushed += int(f["pushed"])
+    relax = [s for s in tt(t, "RELAX") if re.match(r"set=\d+ value=", s)]
+    ran = pushed > 0 and relax and tt(t, "DELAYED") and tt(t, "BUSYTARGET")
+    print("%s lockdep-paths-exercised%s" % ("PASS" if ran else "FAIL",
+                                           ": %d pushes in the spread trials, %d relax writes" % (pushed, len(relax))))
+    return 0
+
+
 def seed001_placement(t):
     """Where exec balancing put a task allowed on CPUs 1 and 4 that exec'd
     on CPU 4 next to a hog pinned there, with CPU 1's sibling 0 busy
@@ -547,6 +776,12 @@ def seed001_negative(path):
 def main():
     if sys.argv[1] == "--seed001-negative":
         return seed001_negative(sys.argv[2])
+    if sys.argv[1] == "--negative-source":
+        return negative_source(*sys.argv[2:5])
+    if sys.argv[1] == "--negative":
+        return negative(sys.argv[2], sys.argv[3])
+    if sys.argv[1] == "--lockdep":
+        return lockdep(sys.argv[2])
     logdir = sys.argv[1]
     expdir = sys.argv[2] if len(sys.argv) > 2 else None
     save = "--save" in sys.argv[3:]
@@ -658,7 +893,7 @@ def main():
             online = len(cpulist(a.get("online", "")))
             check("buddy-counters-readable-without-debugfs-%s" % topo,
                   a.get("buddystat") == "present" and a.get("debugfs_mounts") == "0" and
-                  a.get("version") == "2" and a.get("fields") == "4," and
+                  a.get("version") == "2" and a.get("fields") == "3," and
                   int(a.get("cpu_lines", -1)) == online > 0, a)
 
     b, p = logs["hygon3", "base"], logs["hygon3", "patched"]
@@ -725,45 +960,8 @@ def main():
                                                          for f in sq),
               [(f.get("hogs_on"), f.get("cpu")) for f in sq])
 
-        # A sleeping (delayed-dequeue) task is never counted as pushed
-        # (guest/tt-sleeper.c): a push counted on the CPU while the sleeper
-        # was blocked there, and the blocked sleeper on the sibling after
-        # it, is v3's migrate_load push moving a sched_delayed task.
-        dl = [kv(s) for s in tt(p, "DELAYED")]
-        d = dl[0] if len(dl) == 1 else {}
-
-        def num(k):
-            try:
-                return int(d.get(k, ""))
-            except ValueError:
-                return -1
-        cyc = num("cycles")
-        check("buddy-delayed-sleeper-setup", cyc >= 20 and num("delayed_at_widen") >= 5 and
-              num("woke_on_b") >= cyc // 2 and d.get("hogs_on") == "%s,%s" % (d.get("cpu"), d.get("cpu")),
-              "need >= 20 cycles, a delayed task queued on the CPU in >= 5 of them when the sleeper "
-              "was allowed on the sibling, wake-ups on the sibling in half, hogs pinned; got %s" % (dl,))
-        check("buddy-delayed-sleeper-never-pushed", cyc >= 20 and num("pushed_and_moved") == 0,
-              "cycles with a push counted and the blocked sleeper moved: %s (cycles with any push "
-              "while it slept: %s); %s" % (d.get("pushed_and_moved"), d.get("pushed_while_blocked"), dl))
-
-        # No push to a busy sibling (deterministic part; the race is not hit).
-        bt = {}
-        for s in tt(p, "BUSYTARGET"):
-            m = re.match(r"state=(\d) cpu=(\d+) sibling=(\d+) seconds=\d+ cpu_pushed_failed_before=(\S+) "
-                         r"after=(\S+) sibling_pushed_failed_before=(\S+) after=(\S+) where=(\S+)", s)
-            if m:
-                vals = [[int(x) for x in g.split(",")] for g in m.group(4, 5, 6, 7)]
-                bt[m.group(1)] = dict(cpu=m.group(2), sib=m.group(3),
-                                      a=[y - x for x, y in zip(vals[0], vals[1])],
-                                      b=[y - x for x, y in zip(vals[2], vals[3])],
-                                      where=m.group(8).split(","))
-        on = bt.get("1")
-        check("buddy-busy-sibling-no-push", on is not None and on["a"] == [0, 0] and on["b"] == [0, 0],
-              "feature on, 5 s: pushed/failed deltas CPU %s %s, sibling %s" % (
-                  on and on["cpu"], on and on["a"], on and on["b"]) if on else tt(p, "BUSYTARGET"))
-        check("buddy-busy-sibling-stays-busy", on is not None and
-              all(w.split(":")[0] == on["cpu"] and w.split(":")[2] == on["sib"] for w in on["where"]),
-              on and on["where"])
+        delayed_checks(p)
+        busy_target_checks(p)
 
         # relax sysctl
         check("relax-absent-in-baseline", tt(b, "RELAX") == ["present=0"])
@@ -835,6 +1033,9 @@ def main():
                 " ".join("%s->%s %s/%s [%s]" % (f.get("placed"), f["cpus"], f.get("placed_on_free"),
                                                f.get("hogs"), f.get("trace", ""))
                          for f in trials if f not in spread) if len(spread) != len(trials) else ""))
+
+    if logs["hygon1", "patched"]:
+        idlecore_checks(logs["hygon1", "patched"])
 
     for kind in ("base", "patched"):
         if logs["hygon3", kind]:

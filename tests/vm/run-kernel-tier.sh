@@ -8,7 +8,7 @@
 # everything is cached.
 #
 #   run-kernel-tier.sh [--series S] [--quick] [--no-deps] [--save-expected]
-#                      [--race] [--if-changed] [--record] [--seed001-negative]
+#                      [--race] [--if-changed] [--record] [--proofs]
 #     --series S       the base: kernel-patches/S (7.3, the default, or 6.12;
 #                      also TOPOTUNE_KSERIES)
 #     --quick          skip the per-patch compile check
@@ -23,13 +23,29 @@
 #                      from the last recorded full pass (see below)
 #     --record         after a full run (not --quick) with no failure, write
 #                      that record
-#     --seed001-negative instead of the tier: build the base with seed 001's
-#                      fix reverted (update_sg_wakeup_stats() counting every
-#                      CPU of a group again; build.sh --base-with), boot it
-#                      on hygon3 with the seed001 placement step only, and
-#                      pass when check.py's placement check FAILS there: the
-#                      proof that the counted check can fail (one extra
-#                      kernel build, so not run by tools/test.sh)
+#     --proofs         instead of the tier (7.3 only): the proofs that the
+#                      tier's behavioural checks can fail, and the lock
+#                      checking boot.  Kernels, each booted on hygon3 with
+#                      the step that checks it:
+#                       - the base with seed 001's fix reverted
+#                         (update_sg_wakeup_stats() counting every CPU of a
+#                         group again; build.sh --base-with): the placement
+#                         check must fail there;
+#                       - the patched tree with one guard undone
+#                         (check.py NEGATIVES; build.sh --with, an
+#                         incremental build): the delayed-sleeper check must
+#                         fail without the delayed-dequeue filter, the
+#                         busy-sibling check without the idle tests, and
+#                         the re-check under the target's lock must keep the
+#                         busy sibling busy on its own, and the idle-core
+#                         check must fail without the push's idle-core step;
+#                       - the patched kernel with PROVE_LOCKING, PROVE_RCU
+#                         and DEBUG_ATOMIC_SLEEP (build.sh --lockdep) running
+#                         the push, spread, softirq, delayed, busy-target
+#                         and relax steps: no splat, debug_locks still 1.
+#                      Its record is expected/proofs-last-pass; tools/test.sh
+#                      runs it with --if-changed.
+#     --seed001-negative the same as --proofs (its old name)
 #
 # The record: a full run with --record that ends with no failure writes
 # tests/vm/expected/S/last-pass (7.3: tests/vm/expected/last-pass): the
@@ -53,7 +69,7 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 kp="$here/../../kernel-patches"
-quick=0 deps=1 save=0 race=0 ifchanged=0 recordpass=0 negative=0
+quick=0 deps=1 save=0 race=0 ifchanged=0 recordpass=0 proofs=0
 series=${TOPOTUNE_KSERIES:-7.3}
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -64,8 +80,8 @@ while [ $# -gt 0 ]; do
 	--race) race=1 ;;
 	--if-changed) ifchanged=1 ;;
 	--record) recordpass=1 ;;
-	--seed001-negative) negative=1 quick=1 ;;
-	*) echo "usage: $0 [--series S] [--quick] [--no-deps] [--save-expected] [--race] [--if-changed] [--record] [--seed001-negative]" >&2; exit 2 ;;
+	--proofs|--seed001-negative) proofs=1 ;;
+	*) echo "usage: $0 [--series S] [--quick] [--no-deps] [--save-expected] [--race] [--if-changed] [--record] [--proofs]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -110,11 +126,20 @@ repo=$(cd "$here/../.." && pwd)
 expected="$here/expected"
 [ "$series" = 7.3 ] || expected="$here/expected/$series"
 record="$expected/last-pass"
+if [ "$proofs" = 1 ]; then
+	if [ "$series" != 7.3 ]; then
+		echo "SKIP kernel-tier-proofs-$series: the negative kernels' edits are written against 7.3's code"
+		echo "0 passed, 0 failed"
+		exit 0
+	fi
+	record="$expected/proofs-last-pass"
+fi
 inputs_hash() {	# VERSION: the content hash of what this tier run depends on
 	{
 		echo "version $1"
 		cd "$repo" && find "kernel-patches/$series" kernel-patches/scripts \
-			kernel-patches/config/topotune-qemu.config tests/vm/run-kernel-tier.sh \
+			kernel-patches/config/topotune-qemu.config kernel-patches/config/lockdep.config \
+			tests/vm/run-kernel-tier.sh \
 			tests/vm/check.py tests/vm/guest tests/vm/mkinitramfs.sh tests/private-bus.conf \
 			-type f | sort | xargs sha256sum
 		find "$expected" -maxdepth 1 -name '*.txt' -type f | sort | xargs -r cat
@@ -223,10 +248,10 @@ else
 	fail seed001-fix-present-in-base-source "update_sg_wakeup_stats() does not iterate p->cpus_ptr"
 fi
 
-# --- the kernel without seed 001's fix (--seed001-negative) ------------------
+# --- the kernel without seed 001's fix (--proofs) ----------------------------
 # The base tree with upstream 82d6e01a0699 undone: update_sg_wakeup_stats()
 # iterates every CPU of the group again, not only the task's.
-if [ "$negative" = 1 ]; then
+if [ "$proofs" = 1 ]; then
 	neg=$(mktemp -d)
 	mkdir -p "$neg/a/kernel/sched" "$neg/b/kernel/sched"
 	cp "$basetree/kernel/sched/fair.c" "$neg/a/kernel/sched/fair.c"
@@ -244,28 +269,58 @@ if [ "$negative" = 1 ]; then
 	fi
 	if run_logged base-with "$logs/build-seed001-revert.log" "$kp/scripts/build.sh" \
 		--base-with "$logs/seed001-revert.patch"; then
-		kbase=$(cat "$logs/build-seed001-revert.log.out"); pass build-seed001-reverted-bzImage
+		kseed=$(cat "$logs/build-seed001-revert.log.out"); pass build-seed001-reverted-bzImage
 	else
 		fail build-seed001-reverted-bzImage "see $logs/build-seed001-revert.log"; finish
+	fi
+	# The negative kernels: the patched tree with one guard undone
+	# (check.py NEGATIVES), each an incremental build.
+	declare -A kneg=()
+	for name in delayed-filter busy-target recheck-only idle-core-path; do
+		neg=$(mktemp -d)
+		mkdir -p "$neg/a/kernel/sched" "$neg/b/kernel/sched"
+		cp "$tree/kernel/sched/fair.c" "$neg/a/kernel/sched/fair.c"
+		if /usr/bin/python3 "$here/check.py" --negative-source "$name" \
+			"$neg/a/kernel/sched/fair.c" "$neg/b/kernel/sched/fair.c" 2>"$logs/negative-$name.err"; then
+			(cd "$neg" && diff -u --label a/kernel/sched/fair.c --label b/kernel/sched/fair.c \
+				a/kernel/sched/fair.c b/kernel/sched/fair.c) >"$logs/negative-$name.patch"
+			pass "negative-patch-$name"
+		else
+			fail "negative-patch-$name" "$(cat "$logs/negative-$name.err")"
+			rm -rf "$neg"
+			continue
+		fi
+		rm -rf "$neg"
+		if run_logged "neg-$name" "$logs/build-negative-$name.log" "$kp/scripts/build.sh" \
+			--with "$logs/negative-$name.patch"; then
+			kneg[$name]=$(cat "$logs/build-negative-$name.log.out"); pass "build-negative-$name-bzImage"
+		else
+			fail "build-negative-$name-bzImage" "see $logs/build-negative-$name.log"
+		fi
+	done
+	if run_logged lockdep "$logs/build-lockdep.log" "$kp/scripts/build.sh" --lockdep; then
+		klockdep=$(cat "$logs/build-lockdep.log.out"); pass build-lockdep-bzImage
+	else
+		fail build-lockdep-bzImage "see $logs/build-lockdep.log"
 	fi
 fi
 
 # --- builds -----------------------------------------------------------------
-if [ "$quick" = 0 ]; then
+if [ "$quick" = 0 ] && [ "$proofs" = 0 ]; then
 	if run_logged percommit "$logs/build-check-each.log" "$kp/scripts/build.sh" --check-each; then
 		pass every-patch-compiles
 	else
 		fail every-patch-compiles "see $logs/build-check-each.log"
 	fi
 fi
-if [ "$negative" = 1 ]; then
+if [ "$proofs" = 1 ]; then
 	:
 elif run_logged base "$logs/build-base.log" "$kp/scripts/build.sh" --base; then
 	kbase=$(cat "$logs/build-base.log.out"); pass build-baseline-bzImage
 else
 	fail build-baseline-bzImage "see $logs/build-base.log"; finish
 fi
-if [ "$negative" = 1 ]; then
+if [ "$proofs" = 1 ]; then
 	:
 elif run_logged patched "$logs/build-patched.log" "$kp/scripts/build.sh"; then
 	kpatched=$(cat "$logs/build-patched.log.out"); pass build-patched-bzImage
@@ -378,19 +433,40 @@ boot_once() {	# kernel cpu nodes-per-socket tests log [tcg-thread [cmdline]]
 run="$logs/run-$(date +%Y%m%d-%H%M%S)"
 [ "$series" = 7.3 ] || run="$logs/run-$series-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$run"
-if [ "$negative" = 1 ]; then
+if [ "$proofs" = 1 ]; then
+	relay() {	# check.py's lines into this script's counts
+		local line f
+		while read -r line; do
+			case "$line" in
+			PASS\ *) pass "${line#PASS }" ;;
+			FAIL\ *) f=${line#FAIL }; fail "${f%%: *}" "$(echo "$f" | sed -n 's/^[^:]*: //p')" ;;
+			*) echo "$line" ;;
+			esac
+		done
+	}
 	note "booting the kernel with seed 001's fix reverted (seed001 placement step only)"
-	boot_once "$kbase" "$HYGON" 3 seed001 "$run/hygon3-seed001-reverted.log" single \
+	boot_once "$kseed" "$HYGON" 3 seed001 "$run/hygon3-seed001-reverted.log" single \
 		"tt.seedtrials=0 tt.seedplace=10"
-	note "serial log $run/hygon3-seed001-reverted.log"
-	while read -r line; do
-		case "$line" in
-		PASS\ *) pass "${line#PASS }" ;;
-		FAIL\ *) f=${line#FAIL }; fail "${f%%: *}" "$(echo "$f" | sed -n 's/^[^:]*: //p')" ;;
-		*) echo "$line" ;;
-		esac
-	done < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" --seed001-negative \
+	relay < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" --seed001-negative \
 		"$run/hygon3-seed001-reverted.log")
+	# name=steps:nodes-per-socket (check.py NEGATIVES)
+	for neg in delayed-filter=delayed:3 busy-target=busytarget:3 recheck-only=busytarget:3 \
+		   idle-core-path=idlecore:1; do
+		name=${neg%%=*} steps=${neg#*=} nps=${neg##*:}
+		steps=${steps%%:*}
+		[ -n "${kneg[$name]:-}" ] || continue
+		note "booting the negative kernel $name ($steps)"
+		boot "${kneg[$name]}" "$HYGON" "$nps" "$steps" "$run/hygon$nps-negative-$name.log"
+		relay < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" --negative "$name" \
+			"$run/hygon$nps-negative-$name.log")
+	done
+	if [ -n "${klockdep:-}" ]; then
+		note "booting the lockdep kernel"
+		boot "$klockdep" "$HYGON" 3 topo,buddy,spread,softirq,delayed,busytarget,relax,lockdep \
+			"$run/hygon3-lockdep.log" single "tt.spreadtrials=5"
+		relay < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" --lockdep "$run/hygon3-lockdep.log")
+	fi
+	note "serial logs in $run"
 	finish
 fi
 for kind in base patched; do
@@ -398,7 +474,7 @@ for kind in base patched; do
 	note "booting $kind kernels"
 	boot "$k" "$HYGON" 3 topo,abi,buddy,spread,softirq,delayed,busytarget,relax,seed001,agent,bench "$run/hygon3-$kind.log"
 	boot "$k" "$GNR" 3 topo,abi,layout "$run/gnr3-$kind.log"
-	boot "$k" "$HYGON" 1 topo,abi,layout "$run/hygon1-$kind.log"
+	boot "$k" "$HYGON" 1 topo,abi,layout,idlecore "$run/hygon1-$kind.log"
 	# 6.12 only: the >2-package case of upstream's 528d89a4707e (the series'
 	# patch 4 there); 7.3 has that commit in its base.
 	[ "$series" = 6.12 ] && boot "$k" "$GNR" 3x3 topo "$run/gnr9-$kind.log"

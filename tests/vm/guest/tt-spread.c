@@ -7,6 +7,9 @@
  *
  *   tt-spread A B TRIALS SETTLE_MS TIMEOUT_MS [SYSCTL]
  *
+ * B may be a comma-separated list: then the hogs are allowed on A and all
+ * of those (guest/init t_idlecore: the sibling and another, idle core).
+ *
  * Each trial: two hogs pinned to CPU A for SETTLE_MS (the idle CPUs' pulls
  * fail meanwhile and their balance intervals back off, as after any
  * all-pinned stretch), then both are allowed on A and B at once and the
@@ -18,9 +21,10 @@
  * kernel.sched_smt_buddy_assist) the trials alternate 0, 1, 0, 1, ... so
  * both states see the same drift; without it every trial is state 0.
  * One line per trial:
- *   TT SPREAD trial=N buddy=S jiffies=J us=U spread=1|0 pushed=P
+ *   TT SPREAD trial=N buddy=S jiffies=J us=U spread=1|0 pushed=P cpus=X,Y
  * (spread=0: still stacked at TIMEOUT_MS; pushed: the change of the
- * pushed counter of A in /proc/sched_smt_buddy_stat, -1 without it).
+ * pushed counter of A in /proc/sched_smt_buddy_stat, -1 without it;
+ * cpus: where the two hogs ran when the spread was seen).
  * This process keeps itself on CPU 0.
  */
 #define _GNU_SOURCE
@@ -101,14 +105,15 @@ static int write_state(const char *path, int state)
 	return r;
 }
 
-static int pin(pid_t pid, int a, int b)
+/* Allow @pid on @a and, unless NULL, the CPUs of the list @b ("3,4,5"). */
+static int pin(pid_t pid, int a, const char *b)
 {
 	cpu_set_t set;
 
 	CPU_ZERO(&set);
 	CPU_SET(a, &set);
-	if (b >= 0)
-		CPU_SET(b, &set);
+	for (const char *p = b; p && *p; p = strchr(p, ',') ? strchr(p, ',') + 1 : "")
+		CPU_SET(atoi(p), &set);
 	return sched_setaffinity(pid, sizeof(set), &set) < 0 ? -errno : 0;
 }
 
@@ -118,7 +123,7 @@ static pid_t hog(struct shared *sh, int k, int a)
 
 	if (pid != 0)
 		return pid;
-	if (pin(0, a, -1) < 0)
+	if (pin(0, a, NULL) < 0)
 		_exit(1);
 	for (;;)
 		sh->cpu[k] = sched_getcpu();
@@ -134,8 +139,8 @@ static void msleep(long ms)
 
 int main(int argc, char **argv)
 {
-	int a, b, trials, settle, timeout;
-	const char *sysctl = NULL;
+	int a, trials, settle, timeout;
+	const char *b, *sysctl = NULL;
 	struct shared *sh;
 
 	if (argc < 6) {
@@ -143,13 +148,13 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	a = atoi(argv[1]);
-	b = atoi(argv[2]);
+	b = argv[2];
 	trials = atoi(argv[3]);
 	settle = atoi(argv[4]);
 	timeout = atoi(argv[5]);
 	if (argc > 6)
 		sysctl = argv[6];
-	if (pin(0, 0, -1) < 0) {
+	if (pin(0, 0, NULL) < 0) {
 		perror("sched_setaffinity");
 		return 1;
 	}
@@ -160,7 +165,7 @@ int main(int argc, char **argv)
 	}
 
 	for (int t = 0; t < trials; t++) {
-		int state = sysctl ? t % 2 : 0, spread = 0;
+		int state = sysctl ? t % 2 : 0, spread = 0, c0 = -1, c1 = -1;
 		long long j0, j1, t0, t1, p0, p1;
 		pid_t h[2];
 
@@ -179,8 +184,8 @@ int main(int argc, char **argv)
 		pin(h[0], a, b);
 		pin(h[1], a, b);
 		for (;;) {
-			int c0 = sh->cpu[0], c1 = sh->cpu[1];
-
+			c0 = sh->cpu[0];
+			c1 = sh->cpu[1];
 			t1 = now_ns();
 			if (c0 >= 0 && c1 >= 0 && c0 != c1) {
 				spread = 1;
@@ -196,8 +201,9 @@ int main(int argc, char **argv)
 		kill(h[1], SIGKILL);
 		waitpid(h[0], NULL, 0);
 		waitpid(h[1], NULL, 0);
-		printf("TT SPREAD trial=%d buddy=%d jiffies=%lld us=%lld spread=%d pushed=%lld\n",
-		       t, state, j1 - j0, (t1 - t0) / 1000, spread, p0 < 0 || p1 < 0 ? -1 : p1 - p0);
+		printf("TT SPREAD trial=%d buddy=%d jiffies=%lld us=%lld spread=%d pushed=%lld cpus=%d,%d\n",
+		       t, state, j1 - j0, (t1 - t0) / 1000, spread, p0 < 0 || p1 < 0 ? -1 : p1 - p0,
+		       c0, c1);
 		fflush(stdout);
 		msleep(100);
 	}
