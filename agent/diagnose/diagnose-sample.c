@@ -324,10 +324,13 @@ static int run_newidle(DiagnoseSampler *s, const LiveLayout *live, const Topolog
 	NewidleInput in = { .seconds = sampled_seconds(s), .caps = caps };
 	int r;
 
-	if (!s->counters || s->counters->schedstat_version != 17 || s->counters->n_domains == 0) {
-		_cleanup_free_ char *why = strprintf("needs /proc/schedstat version 17 with domain lines (here: %s)",
-						     s->counters && s->counters->schedstat_version
-							     ? "an older version" : "none");
+	if (!s->counters || s->counters->schedstat_version < 16 || s->counters->schedstat_version > 17 ||
+	    s->counters->n_domains == 0) {
+		int v = s->counters ? s->counters->schedstat_version : 0;
+		_cleanup_free_ char *why = v ? strprintf("needs /proc/schedstat version 16 or 17 with domain lines "
+							 "(here: version %d%s)",
+							 v, v == 16 || v == 17 ? " without domain lines" : "")
+					     : strdup("needs /proc/schedstat version 16 or 17 with domain lines (here: none)");
 
 		return why ? not_checked(d, DIAGNOSE_NEWIDLE_CROSS_NODE, why) : -ENOMEM;
 	}

@@ -87,6 +87,34 @@ typedef struct SchedstatParse {
 	unsigned cpu;
 } SchedstatParse;
 
+/*
+ * A version 16 domain line (6.12) after its mask: per idle type 8
+ * sched_balance_rq() fields, lb_imbalance where version 17 has its four
+ * lb_imbalance_* fields, then the same 12 others. Stored in version 17's
+ * positions; the four imbalance fields stay 0 and are not exported for
+ * version 16 (lb_field_exported()).
+ */
+static int schedstat_v16_fields(char **w, uint64_t v[static SCHEDSTAT_DOMAIN_FIELDS])
+{
+	static const uint8_t lb_v16[] = { 0, 1, 2, /* lb_imbalance */ 0xff, 7, 8, 9, 10 };
+	size_t k = 0;
+
+	memset(v, 0, SCHEDSTAT_DOMAIN_FIELDS * sizeof(uint64_t));
+	for (unsigned t = 0; t < SCHEDSTAT_IDLE_TYPES; t++)
+		for (size_t f = 0; f < ELEMENTSOF(lb_v16); f++, k++) {
+			uint64_t x;
+
+			if (!w[k] || parse_u64(w[k], &x) < 0)
+				return -EBADMSG;
+			if (lb_v16[f] != 0xff)
+				v[t * SCHEDSTAT_LB_FIELDS + lb_v16[f]] = x;
+		}
+	for (size_t f = SCHEDSTAT_IDLE_TYPES * SCHEDSTAT_LB_FIELDS; f < SCHEDSTAT_DOMAIN_FIELDS; f++, k++)
+		if (!w[k] || parse_u64(w[k], &v[f]) < 0)
+			return -EBADMSG;
+	return w[k] ? -EBADMSG : 0;
+}
+
 static int schedstat_line(char **w, void *userdata)
 {
 	SchedstatParse *sp = userdata;
@@ -94,9 +122,10 @@ static int schedstat_line(char **w, void *userdata)
 	uint64_t v[SCHEDSTAT_DOMAIN_FIELDS];
 	CpuDomainCounters *cd;
 	DomainCounters *d;
-	const char *p;
+	const char *p, *name;
 	unsigned n;
 	size_t k;
+	int r;
 
 	if (streq(w[0], "version")) {
 		if (!w[1] || safe_atoi(w[1], &c->schedstat_version) < 0 || c->schedstat_version <= 0)
@@ -108,16 +137,24 @@ static int schedstat_line(char **w, void *userdata)
 		return 0;
 	}
 	/* Other versions name and order the fields differently: not guessed at. */
-	if (c->schedstat_version != 17 || !(p = startswith(w[0], "domain")))
+	if ((c->schedstat_version != 16 && c->schedstat_version != 17) || !(p = startswith(w[0], "domain")))
 		return 0;
 	if (!sp->in_cpu || safe_atou_base(p, 10, &n) < 0 || !w[1] || !w[2])
 		return -EBADMSG;
-	for (k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
-		if (!w[3 + k] || parse_u64(w[3 + k], &v[k]) < 0)
-			return -EBADMSG;
-	if (strlen(w[1]) >= sizeof(d->name))
+	if (c->schedstat_version == 16) {
+		r = schedstat_v16_fields(w + 2, v);
+		if (r < 0)
+			return r;
+		name = "";
+	} else {
+		for (k = 0; k < SCHEDSTAT_DOMAIN_FIELDS; k++)
+			if (!w[3 + k] || parse_u64(w[3 + k], &v[k]) < 0)
+				return -EBADMSG;
+		name = w[1];
+	}
+	if (strlen(name) >= sizeof(d->name))
 		return -EBADMSG;
-	d = domain_get(c, n, w[1]);
+	d = domain_get(c, n, name);
 	if (!d)
 		return -ENOMEM;
 	d->cpus++;
@@ -130,7 +167,7 @@ static int schedstat_line(char **w, void *userdata)
 	c->cpu_domains = cd;
 	cd = &c->cpu_domains[c->n_cpu_domains++];
 	*cd = (CpuDomainCounters) { .cpu = sp->cpu, .index = n };
-	snprintf(cd->name, sizeof(cd->name), "%s", w[1]);
+	snprintf(cd->name, sizeof(cd->name), "%s", name);
 	memcpy(cd->v, v, sizeof(v));
 	return 0;
 }
@@ -387,6 +424,12 @@ static void domain_sample(StrBuf *b, const char *name, const DomainCounters *d, 
 						     idle ? "idle" : NULL, idle, NULL }, v);
 }
 
+/* lb_imbalance_{load,util,task,misfit} (fields 4-7 of each idle type) are version 17's. */
+static bool lb_field_exported(const KernelCounters *c, size_t f)
+{
+	return c->schedstat_version >= 17 || f < 3 || f > 6;
+}
+
 void kernel_counters_metrics(const KernelCounters *c, StrBuf *b)
 {
 	char metric[96], help[256];
@@ -394,7 +437,8 @@ void kernel_counters_metrics(const KernelCounters *c, StrBuf *b)
 	assert(c && b);
 
 	prom_family(b, "topotune_schedstat_version", "gauge",
-		    "Version of /proc/schedstat (0: absent); load-balance counters are exported for version 17");
+		    "Version of /proc/schedstat (0: absent); load-balance counters are exported for versions 16 and 17 "
+		    "(16: without the lb_imbalance_* split)");
 	prom_sample(b, "topotune_schedstat_version", NULL, (unsigned)MAX(c->schedstat_version, 0));
 	if (c->schedstats_enabled >= 0) {
 		prom_family(b, "topotune_schedstats_enabled", "gauge",
@@ -407,6 +451,8 @@ void kernel_counters_metrics(const KernelCounters *c, StrBuf *b)
 		for (size_t i = 0; i < c->n_domains; i++)
 			domain_sample(b, "topotune_schedstat_domain_cpus", &c->domains[i], NULL, c->domains[i].cpus);
 		for (size_t f = 0; f < ELEMENTSOF(lb_fields); f++) {
+			if (!lb_field_exported(c, f))
+				continue;
 			snprintf(metric, sizeof(metric), "topotune_schedstat_%s_total", lb_fields[f]);
 			snprintf(help, sizeof(help), "%s in this domain, summed over CPUs, by the CPU's idle type (/proc/schedstat %s)",
 				 lb_help[f], lb_fields[f]);

@@ -10,7 +10,9 @@
 /*
  * The scheduler's own counters that show whether a setting works, as
  * Prometheus metrics: /proc/schedstat's load-balance counters (version 17,
- * Documentation/scheduler/sched-stats.rst) summed over CPUs per domain, and
+ * Documentation/scheduler/sched-stats.rst; version 16, 6.12's, is read into
+ * version 17's positions without the lb_imbalance_* split) summed over CPUs
+ * per domain, and
  * the series' SMT_BUDDY_ASSIST counters in /proc/sched_smt_buddy_stat
  * (version 2: "cpuN pushed push_failed"), summed,
  * and the SCHED softirqs of /proc/softirqs (the load balancer's), summed.
@@ -60,7 +62,7 @@ typedef struct CpuDomainCounters {
 
 typedef struct KernelCounters {
 	int schedstat_version;   /* 0: no /proc/schedstat */
-	DomainCounters *domains; /* version 17 only, in order of first appearance */
+	DomainCounters *domains; /* versions 16 (unnamed) and 17, in order of first appearance */
 	size_t n_domains;
 	CpuDomainCounters *cpu_domains;  /* the lines summed into @domains */
 	size_t n_cpu_domains;

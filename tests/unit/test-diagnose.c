@@ -431,6 +431,110 @@ static void test_newidle(void)
 	}
 }
 
+/*
+ * Version 16 (6.12): recorded in the tier's hygon3 guest on 6.12.118 (base,
+ * five NUMA levels), /proc/schedstat before and after 5 s of ten tasks
+ * waking every 2 ms and two hogs on CPUs 0-5, kernel.sched_schedstats = 1;
+ * CPUs 0 and 1 (node 0) of the twelve. Domain 0 (003) is node 0's SMT
+ * pair; domains 1-5 cross nodes.
+ */
+static const char schedstat_v16_before[] =
+	"version 16\n"
+	"timestamp 4294679839\n"
+	"cpu0 0 0 0 0 0 0 620332864 574774276 724\n"
+	"domain0 003 0 0 0 0 0 0 0 0 2 2 0 0 0 0 0 2 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain1 00f 0 0 0 0 0 0 0 0 1 1 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain2 03f 0 0 0 0 0 0 0 0 1 1 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain3 0ff 0 0 0 0 0 0 0 0 1 1 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain4 cff 0 0 0 0 0 0 0 0 1 1 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain5 fff 0 0 0 0 0 0 0 0 1 1 0 0 0 0 0 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"cpu1 0 0 0 0 0 0 468201395 353698442 564\n"
+	"domain0 003 0 0 0 0 0 0 0 0 2 2 0 0 0 0 0 2 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain1 00f 0 0 0 0 0 0 0 0 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain2 03f 0 0 0 0 0 0 0 0 1 1 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain3 0ff 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain4 cff 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain5 fff 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0 0\n";
+
+static const char schedstat_v16_after[] =
+	"version 16\n"
+	"timestamp 4294687711\n"
+	"cpu0 0 0 189 27 81 63 6480634688 3187573771 868\n"
+	"domain0 003 76 69 6 3045 1 0 0 69 45 44 1 1 0 0 0 44 16 13 1 3 2 0 0 13 0 0 0 0 0 0 0 0 0 2 0 0\n"
+	"domain1 00f 37 33 4 2296 0 0 0 31 34 25 4 5280 5 0 0 25 17 10 5 1398 2 0 0 10 0 0 0 0 0 0 0 0 0 2 0 0\n"
+	"domain2 03f 27 24 2 2913 1 0 0 23 28 24 4 1778 0 0 0 24 13 10 2 2184 1 0 0 10 0 0 0 0 0 0 0 0 0 4 1 0\n"
+	"domain3 0ff 22 20 1 2927 1 0 0 10 28 17 9 7122 3 0 0 15 12 7 4 6662 1 0 1 6 1 0 1 0 0 0 0 0 0 3 0 0\n"
+	"domain4 cff 20 18 1 2223 1 0 0 17 21 12 7 4877 4 0 0 12 15 9 5 3872 1 0 0 9 1 0 1 0 0 0 0 0 0 3 0 0\n"
+	"domain5 fff 14 14 0 0 0 0 0 14 18 18 0 0 0 0 0 18 13 13 0 0 0 0 0 13 0 0 0 0 0 0 0 0 0 4 0 0\n"
+	"cpu1 0 0 121 17 39 32 6454389936 2494737550 657\n"
+	"domain0 003 83 68 11 7486 4 0 0 68 49 48 0 1 1 0 0 48 12 11 0 1 1 0 0 11 0 0 0 0 0 0 0 0 0 1 0 0\n"
+	"domain1 00f 42 42 0 0 0 0 0 0 38 32 5 3443 1 0 0 13 11 7 2 1393 2 0 0 7 0 0 0 0 0 0 0 0 0 1 0 0\n"
+	"domain2 03f 26 26 0 0 0 0 0 0 22 19 1 3853 2 0 0 15 8 3 4 4619 1 0 0 3 0 0 0 0 0 0 0 0 0 0 0 0\n"
+	"domain3 0ff 17 17 0 0 0 0 0 0 15 13 1 2 1 0 0 13 9 5 3 3150 1 0 0 4 0 0 0 0 0 0 0 0 0 2 0 0\n"
+	"domain4 cff 11 11 0 0 0 0 0 0 15 10 5 5 0 0 0 10 5 4 1 1 0 0 1 2 0 0 0 0 0 0 0 0 0 2 0 0\n"
+	"domain5 fff 6 6 0 0 0 0 0 0 11 11 0 0 0 0 0 11 4 4 0 0 0 0 0 4 0 0 0 0 0 0 0 0 0 1 0 0\n";
+
+static void test_newidle_v16(void)
+{
+	static const bool cross[] = { false, true, true, true, true, true };
+	KernelCounters before = {}, after = {}, bad = {};
+	const DomainCounters *d1 = NULL;
+	_cleanup_free_ char *got = NULL;
+	KernelCaps caps = {};
+	Diagnosis d = {};
+
+	check(kernel_counters_parse_schedstat(&before, schedstat_v16_before) == 0);
+	check(kernel_counters_parse_schedstat(&after, schedstat_v16_after) == 0);
+	check(after.schedstat_version == 16 && after.n_domains == 6);
+	for (size_t i = 0; i < after.n_domains; i++)
+		if (after.domains[i].index == 1)
+			d1 = &after.domains[i];
+	/* version 16's newidle fields land in version 17's positions; lb_imbalance (1398, 1393) nowhere */
+	check(d1 && d1->cpus == 2 && streq(d1->name, ""));
+	check(d1 && d1->v[2 * SCHEDSTAT_LB_FIELDS + SCHEDSTAT_LB_COUNT] == 28 && d1->v[2 * SCHEDSTAT_LB_FIELDS + 1] == 17 &&
+	      d1->v[2 * SCHEDSTAT_LB_FIELDS + SCHEDSTAT_LB_FAILED] == 7 &&
+	      d1->v[2 * SCHEDSTAT_LB_FIELDS + SCHEDSTAT_LB_GAINED] == 4);
+	for (unsigned f = 3; d1 && f <= 6; f++)
+		check(d1->v[2 * SCHEDSTAT_LB_FIELDS + f] == 0 && d1->v[f] == 0);
+	check(d1 && d1->v[SCHEDSTAT_LB_GAINED] == 0 && d1->v[SCHEDSTAT_LB_FIELDS + SCHEDSTAT_LB_GAINED] == 6 &&
+	      d1->v[SCHEDSTAT_TTWU_MOVE_AFFINE - 1] == 3);
+
+	check(diagnose_newidle(&(NewidleInput) { &before, &after, cross, ELEMENTSOF(cross), 5.0, 1, &caps }, &d) == 0);
+	got = format(&d);
+	check_str(got,
+		  "newidle-cross-node [info] 1.8 tasks/s pulled across NUMA nodes by newly idle CPUs (9 in 5.0 s; 107 "
+		  "newidle balances at cross-node levels, 67% found nothing to pull)\n"
+		  "  seconds: 5.0\n"
+		  "  evidence: domain1 (unnamed) (crosses a node): 28 newidle balances, 17 found nothing to pull, 4 tasks "
+		  "pulled across nodes\n"
+		  "  evidence: domain2 (unnamed) (crosses a node): 21 newidle balances, 13 found nothing to pull, 2 tasks "
+		  "pulled across nodes\n"
+		  "  evidence: domain3 (unnamed) (crosses a node): 21 newidle balances, 12 found nothing to pull, 2 tasks "
+		  "pulled across nodes\n"
+		  "  evidence: domain4 (unnamed) (crosses a node): 20 newidle balances, 13 found nothing to pull, 1 tasks "
+		  "pulled across nodes\n"
+		  "  evidence: domain5 (unnamed) (crosses a node): 17 newidle balances, 17 found nothing to pull, 0 tasks "
+		  "pulled across nodes\n"
+		  "  remedy: relax_domain_level = 1 (auto: the lowest level that crosses a node; profile database or hpc) "
+		  "stops newidle pulls across nodes (at run time with topotune's series: kernel.sched_relax_domain_level; "
+		  "else the boot parameter); confirm with 'topotunectl trial --profile balanced --profile database'\n");
+	diagnosis_done(&d);
+
+	/* a version 16 domain line has 36 fields after its mask, not 35 or 45 */
+	check(kernel_counters_parse_schedstat(&bad, "version 16\ncpu0 0 0 0 0 0 0 0 0 0\ndomain0 003 "
+						    "1 2 3 4 5 6 7 8 1 2 3 4 5 6 7 8 1 2 3 4 5 6 7 8 1 2 3 4 5 6 7 8 9 10 11\n") ==
+	      -EBADMSG);
+	check(kernel_counters_parse_schedstat(&bad, "version 16\ncpu0 0 0 0 0 0 0 0 0 0\ndomain0 MC 003 "
+						    "1 2 3 4 5 6 7 8 1 2 3 4 5 6 7 8 1 2 3 4 5 6 7 8 1 2 3 4 5 6 7 8 9 10 11 "
+						    "12 13 14 15 16 17 18 19 20 21\n") == -EBADMSG);
+	free(before.domains);
+	free(before.cpu_domains);
+	free(after.domains);
+	free(after.cpu_domains);
+	free(bad.domains);
+	free(bad.cpu_domains);
+}
+
 /* ---- isolation-noisy ---- */
 
 static void test_isolation(void)
@@ -619,6 +723,7 @@ int main(int argc, char *argv[])
 	test_stacking();
 	test_levels();
 	test_newidle();
+	test_newidle_v16();
 	test_isolation();
 	test_sched_ext();
 	test_fix_versions();

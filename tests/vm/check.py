@@ -754,6 +754,115 @@ def seed001_trials(t):
     return pl, from4, len(pl) >= 6 and 2 * len(from4) >= len(pl)
 
 
+def diag_runs(t):
+    """{tag: (rc, document or None)} of the guest's 'topotunectl diagnose
+    --json' runs (guest/init diag_run: "TT DIAG tag rc=N ..." and
+    "TT DIAG-JSON tag {...}")."""
+    import json
+    runs = {}
+    for s in tt(t, "DIAG"):
+        m = re.match(r"(\S+) rc=(\d+) kind=", s)
+        if m:
+            runs[m.group(1)] = (int(m.group(2)), None)
+    for s in tt(t, "DIAG-JSON"):
+        tag, _, doc = s.partition(" ")
+        if tag in runs:
+            try:
+                runs[tag] = (runs[tag][0], json.loads(doc))
+            except ValueError:
+                pass
+    return runs
+
+
+def diag_line(t, prefix):
+    v = [kv(s) for s in tt(t, "DIAG") if s.startswith(prefix + " ")]
+    return v[0] if v else {}
+
+
+def diag_found(run, kind):
+    """(checked, [findings of kind], why) of one diagnose run."""
+    rc, doc = run if run else (None, None)
+    if not doc:
+        return False, [], "no run or no JSON (rc %s)" % rc
+    found = [f for f in doc.get("findings", []) if f.get("kind") == kind]
+    summ = "rc %s, checked %s, not checked %s, findings %s" % (
+        rc, doc.get("checked"), doc.get("not_checked"),
+        [(f.get("kind"), f.get("summary"), f.get("cpus"), f.get("evidence", [])[:3]) for f in doc["findings"]])
+    return kind in doc.get("checked", []) and rc in (0, 1), found, summ
+
+
+def diag_checks(t, sfx):
+    """topotunectl diagnose in the guest (guest/init t_diag): each finding
+    where its pathology is, none where it is not.  @sfx: base, patched (the
+    tier's hygon3 boots, both with seed 001's fix) or seed001-reverted
+    (run-kernel-tier.sh --seed001-negative)."""
+    if "TT BEGIN diag" not in t:
+        return
+    if tt(t, "DIAG") == ["binaries=0"]:
+        skip("diag-" + sfx, "no agent build in the initramfs")
+        return
+    runs = diag_runs(t)
+    ok, found, why = diag_found(runs.get("idle"), "smt-stacking")
+    check("diag-idle-no-stacking-" + sfx, ok and not found and runs["idle"][0] == 0, why)
+
+    # The stacking workload (guest/init diag_stacking): where exec balancing
+    # placed the hog allowed on 1 and 4 each time it was started on CPU 4.
+    w = diag_line(t, "stacking-workload")
+    placed = [x for x in w.get("placed", "").split(",") if x]
+    check("diag-stacking-workload-ran-" + sfx, len(placed) >= 3 and w.get("from") == "4" and
+          w.get("hogs") == "0,4", "need >= 3 starts, all exec'd on CPU 4, hogs on 0,4: %s" % w)
+    ok, found, why = diag_found(runs.get("stacking"), "smt-stacking")
+    why += "; placed %s" % ",".join(placed)
+    if sfx == "seed001-reverted":
+        # Without the fix the hog stays on CPU 4 next to the pinned one while
+        # CPU 1, which it may use, is idle: the finding names both, the
+        # tasks and the stacked time.
+        f = found[0] if found else {}
+        ev = " / ".join(f.get("evidence", []))
+        check("diag-smt-stacking-found-without-fix",
+              ok and len(found) == 1 and {4, 1} <= cpulist(f.get("cpus", "")) and
+              len(f.get("tasks", [])) >= 2 and f.get("seconds", 0) >= 0.5 and
+              re.search(r"shared CPU 4 while CPU 1 \(allowed\)", ev) and "82d6e01a0699" in ev, why)
+    else:
+        check("diag-smt-stacking-none-" + sfx, ok and not found and runs["stacking"][0] == 0, why)
+
+    # Seed 000: the asymmetric SLIT's extra NUMA levels, on the kernels
+    # without the series' averaging (base, and the reverted base).
+    ok, found, why = diag_found(runs.get("levels"), "numa-levels")
+    if sfx == "patched":
+        check("diag-numa-levels-none-patched", ok and not found and runs["levels"][0] == 0, why)
+    else:
+        f = found[0] if found else {}
+        m = re.search(r"built (\d+) scheduler levels .* give (\d+)", f.get("summary", ""))
+        check("diag-numa-levels-found-" + sfx,
+              ok and len(found) == 1 and m and int(m.group(1)) > int(m.group(2)) and
+              any("remote distances" in e and "distinct off-package distances" in e for e in f.get("evidence", [])) and
+              any("averaging applies to this CPU" in e for e in f.get("evidence", [])), why)
+
+    # An isolated partition: quiet with every device IRQ kept out of it,
+    # noisy with the serial console's IRQ routed in.
+    st = diag_line(t, "isolation-setup")
+    quiet, routed = diag_line(t, "isolation-quiet-irq"), diag_line(t, "isolation-routed-irq")
+    cpus = st.get("cpus", "")
+    first = min(cpulist(cpus)) if cpus else -1
+    arrived = lambda d: int(d.get("on_cpu%d" % first, "-1") or -1)
+    check("diag-isolation-setup-" + sfx,
+          st.get("partition") == "isolated" and st.get("isolated") == cpus and st.get("irq", "").isdigit() and
+          arrived(quiet) == 0 and arrived(routed) > 0,
+          "partition %s, isolated %s (want %s), serial IRQ %s: on CPU %d without routing %s, routed %s" % (
+              st.get("partition"), st.get("isolated"), cpus, st.get("irq"), first, arrived(quiet), arrived(routed)))
+    ok, found, why = diag_found(runs.get("isolation-quiet"), "isolation-noisy")
+    check("diag-isolation-quiet-none-" + sfx, ok and not found and runs["isolation-quiet"][0] == 0, why)
+    ok, found, why = diag_found(runs.get("isolation-routed"), "isolation-noisy")
+    f = found[0] if found else {}
+    name = r"IRQ %s \(.*\): \d+ on isolated CPU %d " % (st.get("irq"), first)
+    check("diag-isolation-irq-found-" + sfx,
+          ok and len(found) == 1 and first in cpulist(f.get("cpus", "")) and
+          any(re.match(name, e) for e in f.get("evidence", [])), why)
+    secs = [kv(s)["seconds"] for s in tt(t, "DIAG") if s.startswith("seconds=")]
+    infos.append("diag-guest-seconds-%s: the diag step took %s s of guest time" % (sfx, secs[0] if secs else "?"))
+
+
 def seed001_negative(path):
     """run-kernel-tier.sh --seed001-negative: the placement check run on the
     kernel with seed 001's fix reverted must fail, on trials that count."""
@@ -770,6 +879,8 @@ def seed001_negative(path):
         print("PASS seed001-placement-check-fails-without-fix")
     else:
         print("FAIL seed001-placement-check-fails-without-fix: %s" % why)
+    diag_checks(t, "seed001-reverted")
+    report()
     return 0
 
 
@@ -1040,6 +1151,7 @@ def main():
     for kind in ("base", "patched"):
         if logs["hygon3", kind]:
             bench_checks(logs["hygon3", kind], kind)
+            diag_checks(logs["hygon3", kind], kind)
 
     # --- the agent in the guest (guest/init t_layout, t_agent) ------------------
     for (topo, kind), t in sorted(logs.items()):
@@ -1064,6 +1176,11 @@ def main():
                 check("layout-matches-expected-%s-%s" % (topo, kind), old == lay,
                       "differs from %s" % path if old is not None else "missing %s" % path)
 
+    report()
+    return 0
+
+
+def report():
     for name, why in skipped:
         print("SKIP %s: %s" % (name, why))
     for line in infos:
@@ -1073,7 +1190,6 @@ def main():
             print("PASS " + name)
         else:
             print("FAIL %s%s" % (name, (": %s" % (why,)) if why not in ("", None) else ""))
-    return 0
 
 
 if __name__ == "__main__":

@@ -38,7 +38,8 @@ copy_with_libs /usr/bin/taskset
 # the sleeping task of the delayed-dequeue check (guest/init t_delayed);
 # static, so it needs no libraries
 gcc -O2 -Wall -static -o "$root/usr/bin/tt-sleeper" "$here/guest/tt-sleeper.c"
-# where exec balancing places a task (guest/init t_seed001)
+# where exec balancing places a task (guest/init t_seed001), and the hog it
+# places for the stacking workload of t_diag (--spin)
 gcc -O2 -Wall -static -o "$root/usr/bin/tt-execplace" "$here/guest/tt-execplace.c"
 # the time-to-spread measurement (guest/init t_spread)
 gcc -O2 -Wall -static -o "$root/usr/bin/tt-spread" "$here/guest/tt-spread.c"

@@ -444,8 +444,8 @@ if [ "$proofs" = 1 ]; then
 			esac
 		done
 	}
-	note "booting the kernel with seed 001's fix reverted (seed001 placement step only)"
-	boot_once "$kseed" "$HYGON" 3 seed001 "$run/hygon3-seed001-reverted.log" single \
+	note "booting the kernel with seed 001's fix reverted (seed001 placement step, diag)"
+	boot_once "$kseed" "$HYGON" 3 seed001,diag "$run/hygon3-seed001-reverted.log" single \
 		"tt.seedtrials=0 tt.seedplace=10"
 	relay < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" --seed001-negative \
 		"$run/hygon3-seed001-reverted.log")
@@ -472,7 +472,7 @@ fi
 for kind in base patched; do
 	k=$kbase; [ "$kind" = patched ] && k=$kpatched
 	note "booting $kind kernels"
-	boot "$k" "$HYGON" 3 topo,abi,buddy,spread,softirq,delayed,busytarget,relax,seed001,agent,bench "$run/hygon3-$kind.log"
+	boot "$k" "$HYGON" 3 topo,abi,buddy,spread,softirq,delayed,busytarget,relax,seed001,agent,bench,diag "$run/hygon3-$kind.log"
 	boot "$k" "$GNR" 3 topo,abi,layout "$run/gnr3-$kind.log"
 	boot "$k" "$HYGON" 1 topo,abi,layout,idlecore "$run/hygon1-$kind.log"
 	# 6.12 only: the >2-package case of upstream's 528d89a4707e (the series'

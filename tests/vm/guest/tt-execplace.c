@@ -3,7 +3,7 @@
  * tt-execplace: where exec balancing puts a task whose affinity leaves out
  * an idle SMT sibling (guest/init t_seed001, the placement check).
  *
- *   tt-execplace FROM ALLOWED
+ *   tt-execplace FROM ALLOWED [--spin]
  *
  * Runs on CPU FROM (affinity FROM only, waits until it is there), widens
  * its affinity to the CPU list ALLOWED (which contains FROM, so it is not
@@ -17,6 +17,8 @@
  *
  * F the CPU it ran on just before the exec, P the CPU it runs on right
  * after (sched_getcpu(); nothing else is in between but the exec itself).
+ * With --spin the new image then burns CPU until it is killed: a hog that
+ * exec balancing placed (guest/init t_diag, the stacking workload).
  */
 #define _GNU_SOURCE
 #include <sched.h>
@@ -58,13 +60,17 @@ int main(int argc, char **argv)
 	char from[16];
 	int cpu, i;
 
-	if (argc == 3 && !strcmp(argv[1], "--placed")) {
+	if ((argc == 3 || argc == 4) && !strcmp(argv[1], "--placed")) {
 		cpu = sched_getcpu();
 		printf("from=%s placed=%d\n", argv[2], cpu);
+		fflush(stdout);
+		if (argc == 4)
+			for (;;)
+				;
 		return 0;
 	}
-	if (argc != 3 || parse_cpus(argv[2], &allowed) < 0) {
-		fprintf(stderr, "usage: tt-execplace FROM ALLOWED\n");
+	if ((argc != 3 && !(argc == 4 && !strcmp(argv[3], "--spin"))) || parse_cpus(argv[2], &allowed) < 0) {
+		fprintf(stderr, "usage: tt-execplace FROM ALLOWED [--spin]\n");
 		return 2;
 	}
 	cpu = atoi(argv[1]);
@@ -81,7 +87,8 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	snprintf(from, sizeof(from), "%d", sched_getcpu());
-	execl("/proc/self/exe", "tt-execplace", "--placed", from, (char *)NULL);
+	execl("/proc/self/exe", "tt-execplace", "--placed", from, argc == 4 ? "--spin" : (char *)NULL,
+	      (char *)NULL);
 	perror("tt-execplace: exec");
 	return 2;
 }
