@@ -375,6 +375,45 @@ try:
     wr(root, "proc/schedstat", schedstat({0: 7, 1: 7, 2: 3, 3: 3}))
     check("... and the domains come back: each CPU's count adds on (410 + 2 + 2 + 3 + 3 = 420)",
           lb_count() == 420, str(lb_count()))
+
+    # --- per-CPU counters across CPU hotplug ---------------------------------------------
+    # /proc/sched_smt_buddy_stat has a line per online CPU, from counters in the CPU's
+    # runqueue, which stay while it is offline; /proc/softirqs a column per possible CPU.
+    def metric(name):
+        for line in str(mgr().Metrics()).splitlines():
+            if line.startswith(name + " "):
+                return int(float(line.split()[-1]))
+        return None
+
+    def per_cpu_files(values):
+        """@values: CPU -> count, None for a CPU offline (no buddy line; its softirqs column stays)."""
+        wr(root, "proc/sched_smt_buddy_stat", "version 2\ntimestamp 4294892296\n"
+           + "".join(f"cpu{c} {v} {v} {v}\n" for c, v in values.items() if v is not None))
+        kept = {c: v for c, v in values.items() if v is not None}
+        wr(root, "proc/softirqs", " " * 20 + "".join(f"CPU{c:<8d}" for c in values) + "\n"
+           + "          HI:" + "".join(f" {0:10d}" for c in values) + "\n"
+           + "       SCHED:" + "".join(f" {kept.get(c, last_softirq.get(c, 0)):10d}" for c in values) + "\n")
+        last_softirq.update(kept)
+
+    def hotplug(off, threads):
+        swap_system(root, off)
+        end = time.time() + 10
+        while time.time() < end and int(prop("Topology")["threads"]) != threads:
+            time.sleep(0.1)
+
+    last_softirq = {}
+    if offline:
+        hotplug(None, 32)
+    per_cpu_files({c: 10 for c in range(32)})
+    sums = [(metric("topotune_smt_buddy_pushed_total"), metric("topotune_softirqs_sched_total"))]
+    hotplug("7", 31)
+    per_cpu_files({c: None if c == 7 else 10 for c in range(32)})
+    sums.append((metric("topotune_smt_buddy_pushed_total"), metric("topotune_softirqs_sched_total")))
+    hotplug(None, 32)
+    per_cpu_files({c: 12 if c == 7 else 10 for c in range(32)})
+    sums.append((metric("topotune_smt_buddy_pushed_total"), metric("topotune_softirqs_sched_total")))
+    check("cpu7 offline and back: the SMT buddy and softirq _total sums keep its counts (320, 320, 322)",
+          sums == [(320, 320), (320, 320), (322, 322)], str(sums))
     stop_daemon(d)
 finally:
     for p in procs:
