@@ -204,18 +204,32 @@ int manager_load_config(Manager *m, char **ret_error)
 
 /* --- planning ----------------------------------------------------------------- */
 
+/* What the daemon chooses above the configuration now (session_select() orders them). */
+static SessionChoice manager_choice(const Manager *m)
+{
+	return (SessionChoice) {
+		.hold = m->hold_profile,
+		.hold_source = m->hold_source,
+		.manual = m->profile_override,
+		.manual_source = m->override_source,
+		.workload = m->workload_profile,
+		.workload_rule = m->workload_rule,
+	};
+}
+
 int manager_compute(Manager *m, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
 		    Plan **ret_plan, char **ret_error)
 {
+	_cleanup_(session_selection_done) SessionSelection sel = {};
+	SessionChoice choice = manager_choice(m);
 	int r;
 
-	/* A hold beats SetProfile(), which beats a workload rule, which beats the configuration. */
-	if (!name)
-		name = m->hold_profile;
-	if (!name)
-		name = m->profile_override;
-	if (!name)
-		name = m->workload_profile;
+	if (!name) {
+		r = session_select(&m->session, &choice, &sel);
+		if (r < 0)
+			return error_message(ret_error, r, "Failed to select a profile: %s", strerror(-r));
+		name = sel.name;
+	}
 
 	/* The kernel state of now: the plan's "from" and what is already in place. */
 	kernel_caps_done(&m->session.caps);
@@ -472,23 +486,20 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 	m->plan_error = mfree_str(m->plan_error);
 	free(m->profile_reason);
 	free(m->profile_source);
-	/* Mirrors manager_compute()'s choice: explicit, hold, SetProfile(), workload, configuration. */
-	if (!name && m->hold_profile) {
-		m->profile_reason = strdup("hold");
-		m->profile_source = strdup(strempty(m->hold_source));
-	} else if (name || m->profile_override) {
+	m->profile_reason = m->profile_source = NULL;
+	if (name) {
+		/* Asked for by name (SetProfile()): a manual choice by @source. */
 		m->profile_reason = strdup("manual");
-		m->profile_source = strdup(name ? strempty(source) : strempty(m->override_source));
-	} else if (m->workload_profile) {
-		m->profile_reason = strprintf("workload:%s", strna(m->workload_rule));
-		m->profile_source = strprintf("workload rule %s", strna(m->workload_rule));
+		m->profile_source = strdup(strempty(source));
 	} else {
-		_cleanup_(origin_done) Origin o = {};
-		_cleanup_free_ char *chosen = NULL;
+		/* The choice manager_compute() made, and why. */
+		_cleanup_(session_selection_done) SessionSelection sel = {};
+		SessionChoice choice = manager_choice(m);
 
-		m->profile_reason = strdup("configured");
-		m->profile_source = profile_select(m->session.config, m->session.rules, m->session.n_rules,
-						   &m->session.facts, &chosen, &o) >= 0 ? origin_to_string(&o) : NULL;
+		if (session_select(&m->session, &choice, &sel) >= 0) {
+			m->profile_reason = TAKE_PTR(sel.reason);
+			m->profile_source = TAKE_PTR(sel.source);
+		}
 	}
 	profile_free(m->profile);
 	m->profile = TAKE_PTR(p);

@@ -415,6 +415,42 @@ try:
     check("cpu7 offline and back: the SMT buddy and softirq _total sums keep its counts (320, 320, 322)",
           sums == [(320, 320), (320, 320), (322, 322)], str(sums))
     stop_daemon(d)
+
+    # --- check fails exactly where topotuned fails to configure --------------------------
+    # Each configuration on a tree of its own: topotuned starts on it (State failed, or
+    # not) and `topotunectl --root TREE check` must say the same (exit 2, or 0).
+    sel = make_tree("select")
+    rule = os.path.join(sel, "etc/topotune/hardware.d/60-x.ini")
+    persist = os.path.join(sel, DROPIN)
+    balanced = os.path.join(sel, "usr/lib/topotune/profiles/balanced.ini")
+    cases = (
+        ("a matching rule names a missing profile", "amd", "nope", None, True),
+        ("... and the persistent choice names latency", "amd", "nope", "latency", True),
+        ("a rule for other machines names a missing profile", "intel", "nope", None, True),
+        ("no balanced.ini, a matching rule selects throughput", "amd", "throughput", None, False),
+        ("no balanced.ini, the rule does not match", "intel", "throughput", None, False),
+        ("no balanced.ini, the persistent choice names throughput", "intel", "nope", "throughput", False),
+    )
+    saved = open(balanced).read()
+    os.makedirs(os.path.dirname(rule), exist_ok=True)
+    for what, vendor, name, chosen, have_balanced in cases:
+        wr(sel, rule, f"[match]\nvendor = {vendor}\n[profile]\nname = {name}\n")
+        if chosen:
+            wr(sel, persist, f"[daemon]\nprofile = {chosen}\n")
+        elif os.path.exists(persist):
+            os.remove(persist)
+        if have_balanced:
+            wr(sel, balanced, saved)
+        elif os.path.exists(balanced):
+            os.remove(balanced)
+        slog = os.path.join(base, "topotuned-select.log")
+        ds, ok = start_daemon(sel, slog)
+        state = str(prop("State")) if ok else "not started"
+        stop_daemon(ds)
+        r = subprocess.run([CTL, "--root", sel, "check"], capture_output=True, text=True, timeout=60)
+        check(f"check and topotuned agree: {what} (State {state}, check exit {r.returncode})",
+              ok and (state == "failed") == (r.returncode == 2) and r.returncode in (0, 2),
+              r.stdout + r.stderr + open(slog).read()[-600:])
 finally:
     for p in procs:
         if p.poll() is None:
