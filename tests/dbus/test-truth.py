@@ -468,6 +468,26 @@ try:
             print(f"# reproduce: TOPOTUNE_TRUTH_SEED={SEED} TOPOTUNE_TRUTH_STEPS={i + 1}; steps: " + " | ".join(done))
             break
 
+    # --- the live layout: another writer's rebuild shows at once --------------------------
+    # With /proc/schedstat v17 the kernel reports its domains; a rebuild (another writer's
+    # relax level or partition, which the daemon does not see) changes their spans.
+    def one_level(masks):
+        """/proc/schedstat v17 with one MC domain per CPU: CPU -> its span as a hex mask."""
+        return "version 17\ntimestamp 4294892296\n" + "".join(
+            f"cpu{c} 0 0 0 0 0 0 1 2 3\ndomain0 MC {m:08x} " + " ".join(["0"] * 45) + "\n"
+            for c, m in masks.items())
+
+    def live_spans():
+        return sorted(str(sp) for lv in prop("DomainLayout") if int(lv[0]) == 0 for sp in lv[4])
+
+    wr(root, "proc/schedstat", one_level({c: 0xffffffff for c in range(32)}))
+    first = live_spans()
+    wr(root, "proc/schedstat", one_level({c: 0x0000ffff if c < 16 else 0xffff0000 for c in range(32)}))
+    second = live_spans()
+    check("live layout: the kernel rebuilds its domains behind the daemon's back: DomainLayout follows",
+          first == ["0-31"] and second == ["0-15", "16-31"]
+          and any("as the kernel reports it" in str(r) for r in prop("StateReasons")), f"{first} -> {second}")
+
     # --- counters across domain rebuilds -------------------------------------------------
     # The kernel's domain counters live in its sched_domain structs: a rebuild starts
     # them at 0 and a CPU that loses its domains (hpc isolation) stops reporting them.
