@@ -1,17 +1,23 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: LGPL-2.1-or-later
-"""Every report reads what the kernel holds (issue 28, item 1).
+"""Every report reads what the kernel holds (issue 28).
 
 Usage: test-truth.py TOPOTUNED TOPOTUNECTL SOURCE_ROOT
 
 topotuned on a private dbus-daemon, on a generated sysroot (small-2s-4n,
 the topotune series). First each path that once left a stale "actual"
 behind: a switch to a profile that keeps a setting (the restore happens
-under it), auto-profile, reload, revert, another writer, CPU hotplug.
-Then a property test: a random sequence of set-profile, set-profile
---persistent, auto-profile, reload, apply, revert, external writes and
-hotplug; after every step status, status --json, the Settings property,
-Metrics() and Verify() must agree with the files of the tree.
+under it), auto-profile, reload, revert, another writer, CPU hotplug; then
+hpc's isolated partition (the test plays the kernel's side of it), hotplug
+under it, other writers of its cpuset files, revert. Then a property test:
+a random sequence of set-profile (hpc too), set-profile --persistent,
+auto-profile, reload, apply, revert, external writes (sysctls, the slice's
+cpuset files) and hotplug; after every step status, status --json, the
+Settings property, IsolatedCpus, HousekeepingCpus, DomainLayout (against
+an all-keep profile's offline prediction on the files), Metrics() and
+Verify() must agree with the files of the tree. Last: the live layout
+after a rebuild, counters across domain rebuilds and CPU hotplug, and
+`check` against topotuned's start on six configurations.
 
 TOPOTUNE_TRUTH_SEED picks the sequence (default 28), TOPOTUNE_TRUTH_STEPS
 its length (default 40); a failure prints the seed and the steps so far.
