@@ -1543,7 +1543,8 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 			return r;
 		return kernel_control_read_text(st->control, s, ret);
 	case CONTROL_PARTITION: {
-		_cleanup_free_ char *part = NULL, *l = NULL;
+		_cleanup_free_ char *part = NULL, *l = NULL, *online = NULL;
+		bool ours = false;
 		CpuSet set = {};
 
 		/*
@@ -1553,9 +1554,10 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 		r = a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus.partition", &part);
 		if (r < 0 && r != -ENOENT)
 			return r;   /* our partition is there and does not say what it is: not "none" */
-		if (r >= 0 && startswith(strip(part), "isolated") && !strstr(part, "invalid"))
+		if (r >= 0 && startswith(strip(part), "isolated") && !strstr(part, "invalid")) {
+			ours = true;
 			r = a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus", &s);
-		else {
+		} else {
 			r = a->io.read(a->io.userdata, a->root_fd, "sys/fs/cgroup/cpuset.cpus.isolated", &s);
 			/*
 			 * Kernels before 6.7 have partitions but no such file: no one
@@ -1567,6 +1569,18 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 		if (r < 0)
 			return r;
 		r = cpuset_parse_list(strip(s), &set, NULL);
+		/*
+		 * cpuset.cpus keeps a CPU that went offline; the kernel isolates
+		 * only the online ones (as cpuset.cpus.isolated lists them).
+		 */
+		if (r >= 0 && ours && a->io.read(a->io.userdata, a->root_fd, "sys/devices/system/cpu/online", &online) >= 0) {
+			CpuSet on = {};
+
+			r = cpuset_parse_list(strip(online), &on, NULL);
+			if (r >= 0)
+				cpuset_and(&set, &on);
+			cpuset_done(&on);
+		}
 		if (r >= 0)
 			r = cpuset_format_list(&set, &l);
 		cpuset_done(&set);

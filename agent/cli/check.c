@@ -2,9 +2,11 @@
 /*
  * topotunectl check: read topotune.conf, its drop-ins, every profile and
  * every hardware rule as topotuned would, and report each error as
- * FILE:LINE. Candidate files (not yet installed) are read in place of the
- * file they would become. Reads the configuration root only; writes
- * nothing. Depends on the profile module.
+ * FILE:LINE, and whether the profile topotuned would select there exists.
+ * Candidate files (not yet installed) are read in place of the file they
+ * would become. Reads the configuration root and the machine (for the
+ * hardware rules); writes nothing. Depends on the profile and session
+ * modules.
  */
 #include <getopt.h>
 #include <limits.h>
@@ -14,6 +16,7 @@
 #include "json.h"
 #include "log.h"
 #include "profile.h"
+#include "session.h"
 #include "strutil.h"
 
 #define CANDIDATE_FILE_MAX (8U * 1024U * 1024U)
@@ -171,9 +174,63 @@ static int check_named_profile(int fd, const char *name, const Origin *o, char *
 
 typedef struct CheckCounts {
 	size_t config_files, profiles, hardware_rules;
+	char *profile;          /* the profile topotuned would select at start */
+	char *profile_origin;   /* where that choice is made */
+	char **notes;
 } CheckCounts;
 
-static int check_all(int fd, char ***errors, CheckCounts *counts)
+static void check_counts_done(CheckCounts *c)
+{
+	free(c->profile);
+	free(c->profile_origin);
+	strv_free(c->notes);
+}
+
+/*
+ * The profile topotuned selects at start, as it selects it (one function,
+ * session_select_profile()): it must exist. A hardware rule it does not
+ * choose names a profile that need not exist here: said in a note, as it
+ * would fail on a machine the rule matches. Without @facts (the machine not
+ * read) no rule can be told to match, and each rule's profile must exist.
+ */
+static int check_selection(int fd, const Config *c, HardwareRule *const *rules, size_t n_rules,
+			   const MatchFacts *facts, char ***errors, CheckCounts *counts)
+{
+	_cleanup_(session_selection_done) SessionSelection sel = {};
+	int r;
+
+	r = session_select_profile(c, rules, n_rules, facts, NULL, &sel);
+	if (r < 0)
+		return r;
+	r = check_named_profile(fd, sel.name, &sel.origin, errors);
+	if (r < 0)
+		return r;
+	counts->profile = TAKE_PTR(sel.name);
+	counts->profile_origin = TAKE_PTR(sel.source);
+
+	for (size_t i = 0; i < n_rules; i++) {
+		_cleanup_strv_free_ char **missing = NULL;
+		const HardwareRule *rule = rules[i];
+
+		if (!rule->profile || (streq(rule->profile, counts->profile) && facts &&
+				       hardware_rule_matches(rule, facts)))
+			continue;
+		r = check_named_profile(fd, rule->profile, &rule->profile_origin, facts ? &missing : errors);
+		if (r < 0)
+			return r;
+		STRV_FOREACH(m, missing) {
+			r = strv_push(&counts->notes, strprintf("%s (the rule %s on this machine)", *m,
+								 hardware_rule_matches(rule, facts) ?
+								 "matches, but the configuration chooses" :
+								 "does not match"));
+			if (r < 0)
+				return r;
+		}
+	}
+	return 0;
+}
+
+static int check_all(int fd, const MatchFacts *facts, char ***errors, CheckCounts *counts)
 {
 	_cleanup_(config_freep) Config *c = NULL;
 	_cleanup_free_ char *err = NULL;
@@ -189,17 +246,8 @@ static int check_all(int fd, char ***errors, CheckCounts *counts)
 		r = add_error(errors, err ?: "topotune.conf: failed to load");
 		if (r < 0)
 			return r;
-	} else {
+	} else
 		counts->config_files = strv_length(c->files);
-		/*
-		 * The profile topotuned applies where no hardware rule chooses
-		 * one, built-in default (balanced) included: without it the
-		 * daemon starts "failed".
-		 */
-		r = check_named_profile(fd, c->profile, &c->profile_origin, errors);
-		if (r < 0)
-			return r;
-	}
 
 	free(err);
 	err = NULL;
@@ -212,9 +260,13 @@ static int check_all(int fd, char ***errors, CheckCounts *counts)
 			return r;
 	}
 	counts->hardware_rules = n_rules;
-	for (size_t i = 0; r >= 0 && i < n_rules; i++)
-		if (rules[i]->profile)
-			r = check_named_profile(fd, rules[i]->profile, &rules[i]->profile_origin, errors);
+	/*
+	 * Without a configuration topotuned does not start, and there is no
+	 * choice to check; without the rules (one does not load) neither.
+	 * Else: the profile it selects, built-in default (balanced)
+	 * included: without it the daemon starts "failed".
+	 */
+	r = c && r >= 0 ? check_selection(fd, c, rules, n_rules, facts, errors, counts) : 0;
 	hardware_rules_free(rules, n_rules);
 	if (r < 0)
 		return r;
@@ -279,6 +331,15 @@ static void check_json(char **errors, const CheckCounts *counts, const Candidate
 	json_int(&w, (long long)counts->profiles);
 	json_key(&w, "hardware_rules");
 	json_int(&w, (long long)counts->hardware_rules);
+	json_key(&w, "profile");
+	json_string(&w, counts->profile);
+	json_key(&w, "profile_origin");
+	json_string(&w, counts->profile_origin);
+	json_key(&w, "notes");
+	json_begin_array(&w);
+	STRV_FOREACH(n, counts->notes)
+		json_string(&w, *n);
+	json_end_array(&w);
 	json_key(&w, "candidates");
 	json_begin_array(&w);
 	for (size_t i = 0; i < n_cand; i++)
@@ -316,6 +377,8 @@ int verb_check(const CtlContext *ctx, int argc, char *argv[])
 		{}
 	};
 	_cleanup_strv_free_ char **errors = NULL;
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	_cleanup_free_ char *discover_error = NULL;
 	_cleanup_close_ int fd = -EBADF;
 	_cleanup_free_ ConfigCandidate *cc = NULL;
 	Candidate *cand = NULL;
@@ -367,9 +430,24 @@ int verb_check(const CtlContext *ctx, int argc, char *argv[])
 		log_error_errno(r, "Failed to open configuration root %s: %m", root);
 		goto finish;
 	}
+	/* The machine, for the hardware rules topotuned would match on it. */
+	r = session_discover(&s, ctx->root, ctx->config_root, !ctx->offline, ctx->cpuid_dump, SESSION_KERNEL_STOCK,
+			     &discover_error);
+	if (r == -ENOMEM) {
+		log_oom();
+		goto finish;
+	}
+	if (r < 0) {
+		r = strv_push(&counts.notes, strprintf("%s: no hardware rule can be matched, each one's profile "
+							"must exist", strna(discover_error)));
+		if (r < 0) {
+			log_oom();
+			goto finish;
+		}
+	}
 	config_candidates_set(cc, n_cand);
 	config_errors_collect(&errors);
-	r = check_all(fd, &errors, &counts);
+	r = check_all(fd, s.topology ? &s.facts : NULL, &errors, &counts);
 	config_errors_collect(NULL);
 	config_candidates_set(NULL, 0);
 	if (r < 0) {
@@ -383,6 +461,8 @@ int verb_check(const CtlContext *ctx, int argc, char *argv[])
 		for (size_t i = 0; i < n_cand; i++)
 			if (!streq(cand[i].file, cand[i].as))
 				printf("Checking %s as %s\n", tty_text(cand[i].file), cand[i].as);
+		STRV_FOREACH(n, counts.notes)
+			fprintf(stderr, "Note: %s\n", tty_text(*n));
 		STRV_FOREACH(e, errors)
 			fprintf(stderr, "%s\n", tty_text(*e));
 		if (errors && *errors)
@@ -393,9 +473,13 @@ int verb_check(const CtlContext *ctx, int argc, char *argv[])
 			       counts.config_files, counts.config_files == 1 ? "" : "s", counts.profiles,
 			       counts.profiles == 1 ? "" : "s", counts.hardware_rules,
 			       counts.hardware_rules == 1 ? "" : "s");
+		if (counts.profile)
+			printf("Profile: %s, as topotuned selects it at start (%s).\n", tty_text(counts.profile),
+			       tty_text(counts.profile_origin));
 	}
 	ret = errors && *errors ? 2 : 0;
 finish:
+	check_counts_done(&counts);
 	candidates_free(cand, n_cand);
 	return ret;
 }

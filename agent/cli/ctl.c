@@ -98,7 +98,9 @@ static int verb_topology(const CtlContext *ctx, int argc, char *argv[])
 static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(session_done) Session s = SESSION_INIT;
-	_cleanup_free_ char *err = NULL, *selected = NULL;
+	_cleanup_(session_selection_done) SessionSelection sel = {};
+	_cleanup_free_ char *err = NULL;
+	const char *selected;
 	ProfileInfo *list = NULL;
 	bool json = ctx->json;
 	size_t n = 0;
@@ -113,7 +115,9 @@ static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
 		log_error_errno(r, "%s", err ?: "Failed to list profiles");
 		return 2;
 	}
-	(void)profile_select(s.config, s.rules, s.n_rules, &s.facts, &selected, NULL);
+	/* As topotuned selects at start (no hold, no SetProfile(), no workload). */
+	(void)session_select(&s, NULL, &sel);
+	selected = sel.name;
 	if (json) {
 		JsonWriter w;
 

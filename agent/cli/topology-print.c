@@ -232,9 +232,15 @@ void print_topology_json(JsonWriter *w, const CpuIdentity *id, const Topology *t
 			snprintf(hex, sizeof(hex), "0x%03x", k->part);
 			json_string(w, hex);
 		}
+		/* The highest and the lowest of its CPUs, as the text's "capacity 718-731". */
 		json_key(w, "capacity");
 		if (k->capacity)
 			json_int(w, k->capacity);
+		else
+			json_null(w);
+		json_key(w, "capacity_min");
+		if (k->capacity)
+			json_int(w, k->capacity_min ?: k->capacity);
 		else
 			json_null(w);
 		json_set(w, "cpus", &k->cpus);

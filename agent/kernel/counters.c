@@ -12,14 +12,36 @@
 #include "fileio.h"
 #include "prom.h"
 
+void kernel_counters_done(KernelCounters *c)
+{
+	if (!c)
+		return;
+	free(c->domains);
+	free(c->cpu_domains);
+	free(c->smt_buddy_per_cpu);
+	free(c->softirqs_per_cpu);
+	*c = (KernelCounters) {};
+}
+
 KernelCounters *kernel_counters_free(KernelCounters *c)
 {
 	if (!c)
 		return NULL;
-	free(c->domains);
-	free(c->cpu_domains);
+	kernel_counters_done(c);
 	free(c);
 	return NULL;
+}
+
+static CpuCounters *cpu_counters_add(CpuCounters **a, size_t *n, unsigned cpu)
+{
+	CpuCounters *p = reallocarray(*a, *n + 1, sizeof(CpuCounters));
+
+	if (!p)
+		return NULL;
+	*a = p;
+	p = &p[(*n)++];
+	*p = (CpuCounters) { .cpu = cpu };
+	return p;
 }
 
 static int parse_u64(const char *s, uint64_t *ret)
@@ -177,8 +199,9 @@ void counter_history_done(CounterHistory *h)
 	if (!h)
 		return;
 	free(h->slots);
-	h->slots = NULL;
-	h->n_slots = 0;
+	free(h->smt_buddy);
+	free(h->softirqs);
+	*h = (CounterHistory) {};
 }
 
 static CounterSlot *slot_get(CounterHistory *h, const CpuDomainCounters *cd)
@@ -207,8 +230,51 @@ static void slot_retire(CounterSlot *s)
 	}
 }
 
+/*
+ * Fold the per-CPU lines @now (@n_fields fields each) into @tallies and
+ * set @ret_sum to the sums over every CPU ever seen (see CpuTally).
+ */
+static int tally(CpuTally **tallies, size_t *n_tallies, const CpuCounters *now, size_t n_now, size_t n_fields,
+		 uint64_t *ret_sum)
+{
+	assert(n_fields <= SMT_BUDDY_STAT_FIELDS);
+
+	for (size_t i = 0; i < n_now; i++) {
+		CpuTally *t = NULL;
+
+		for (size_t j = 0; j < *n_tallies && !t; j++)
+			if ((*tallies)[j].cpu == now[i].cpu)
+				t = &(*tallies)[j];
+		if (!t) {
+			t = reallocarray(*tallies, *n_tallies + 1, sizeof(CpuTally));
+			if (!t)
+				return -ENOMEM;
+			*tallies = t;
+			t = &t[(*n_tallies)++];
+			*t = (CpuTally) { .cpu = now[i].cpu };
+		}
+		/*
+		 * Both files print 32-bit counters (%u): one lower than before
+		 * went round 2^32 once, as a CPU's SCHED softirqs do in weeks.
+		 * A value that never fitted in 32 bits started again from 0.
+		 */
+		for (size_t k = 0; k < n_fields; k++)
+			if (now[i].v[k] < t->last[k])
+				t->base[k] += t->last[k] <= UINT32_MAX ? (uint64_t)UINT32_MAX + 1 : t->last[k];
+		memcpy(t->last, now[i].v, sizeof(t->last));
+	}
+	for (size_t k = 0; k < n_fields; k++) {
+		ret_sum[k] = 0;
+		for (size_t j = 0; j < *n_tallies; j++)
+			ret_sum[k] += (*tallies)[j].base[k] + (*tallies)[j].last[k];
+	}
+	return 0;
+}
+
 int kernel_counters_accumulate(KernelCounters *c, CounterHistory *h)
 {
+	int r;
+
 	assert(c && h);
 
 	for (size_t i = 0; i < h->n_slots; i++)
@@ -230,6 +296,17 @@ int kernel_counters_accumulate(KernelCounters *c, CounterHistory *h)
 	for (size_t i = 0; i < h->n_slots; i++)
 		if (!h->slots[i].seen)
 			slot_retire(&h->slots[i]);
+
+	r = tally(&h->smt_buddy, &h->n_smt_buddy, c->smt_buddy_per_cpu, c->n_smt_buddy_per_cpu,
+		  SMT_BUDDY_STAT_FIELDS, c->smt_buddy);
+	if (r < 0)
+		return r;
+	if (c->have_sched_softirqs) {
+		r = tally(&h->softirqs, &h->n_softirqs, c->softirqs_per_cpu, c->n_softirqs_per_cpu, 1,
+			  &c->sched_softirqs);
+		if (r < 0)
+			return r;
+	}
 
 	free(c->domains);
 	c->domains = NULL;
@@ -266,6 +343,7 @@ static int smt_buddy_line(char **w, void *userdata)
 {
 	KernelCounters *c = userdata;
 	uint64_t v[SMT_BUDDY_STAT_FIELDS];
+	CpuCounters *cc;
 	unsigned n;
 
 	if (streq(w[0], "version")) {
@@ -282,6 +360,10 @@ static int smt_buddy_line(char **w, void *userdata)
 			return -EBADMSG;
 	if (w[1 + SMT_BUDDY_STAT_FIELDS])
 		return -EBADMSG;
+	cc = cpu_counters_add(&c->smt_buddy_per_cpu, &c->n_smt_buddy_per_cpu, n);
+	if (!cc)
+		return -ENOMEM;
+	memcpy(cc->v, v, sizeof(v));
 	c->smt_buddy_cpus++;
 	for (size_t k = 0; k < SMT_BUDDY_STAT_FIELDS; k++)
 		c->smt_buddy[k] += v[k];
@@ -302,20 +384,55 @@ int kernel_counters_parse_smt_buddy(KernelCounters *c, const char *text)
 	return 0;
 }
 
-/* /proc/softirqs: a header of CPU names, then "NAME: n n ..." per softirq; SCHED summed. */
+typedef struct SoftirqsParse {
+	KernelCounters *c;
+	unsigned *cpus;          /* the header's "CPU0 CPU1 ...", column by column */
+	size_t n_cpus;
+} SoftirqsParse;
+
+static int softirqs_header(SoftirqsParse *sp, char **w)
+{
+	size_t n = strv_length(w);
+
+	free(sp->cpus);
+	sp->n_cpus = 0;
+	sp->cpus = calloc(n, sizeof(unsigned));
+	if (!sp->cpus)
+		return -ENOMEM;
+	for (size_t k = 0; k < n; k++)
+		if (!startswith(w[k], "CPU") || safe_atou_base(w[k] + 3, 10, &sp->cpus[k]) < 0)
+			return -EBADMSG;
+	sp->n_cpus = n;
+	return 0;
+}
+
+/*
+ * /proc/softirqs: a header of CPU names, then "NAME: n n ..." per softirq;
+ * SCHED summed, and kept per CPU (a column without a header is its index).
+ */
 static int softirqs_line(char **w, void *userdata)
 {
-	KernelCounters *c = userdata;
+	SoftirqsParse *sp = userdata;
+	KernelCounters *c = sp->c;
 	uint64_t sum = 0, v;
 
+	if (startswith(w[0], "CPU"))
+		return softirqs_header(sp, w);
 	if (!streq(w[0], "SCHED:"))
 		return 0;
 	if (!w[1])
 		return -EBADMSG;
 	for (size_t k = 1; w[k]; k++) {
+		CpuCounters *cc;
+
 		if (parse_u64(w[k], &v) < 0 || v > UINT64_MAX - sum)
 			return -EBADMSG;
 		sum += v;
+		cc = cpu_counters_add(&c->softirqs_per_cpu, &c->n_softirqs_per_cpu,
+				      k - 1 < sp->n_cpus ? sp->cpus[k - 1] : (unsigned)(k - 1));
+		if (!cc)
+			return -ENOMEM;
+		cc->v[0] = v;
 	}
 	c->have_sched_softirqs = true;
 	c->sched_softirqs = sum;
@@ -324,9 +441,14 @@ static int softirqs_line(char **w, void *userdata)
 
 int kernel_counters_parse_softirqs(KernelCounters *c, const char *text)
 {
+	SoftirqsParse sp = { .c = c };
+	int r;
+
 	assert(c && text);
 
-	return for_each_line_words(text, softirqs_line, c);
+	r = for_each_line_words(text, softirqs_line, &sp);
+	free(sp.cpus);
+	return r;
 }
 
 int kernel_counters_load(int root_fd, KernelCounters **ret)

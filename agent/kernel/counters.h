@@ -60,6 +60,12 @@ typedef struct CpuDomainCounters {
 	uint64_t v[SCHEDSTAT_DOMAIN_FIELDS];
 } CpuDomainCounters;
 
+/* One CPU's line (or column) of a per-CPU counter file, as the file has it now. */
+typedef struct CpuCounters {
+	unsigned cpu;
+	uint64_t v[SMT_BUDDY_STAT_FIELDS];
+} CpuCounters;
+
 typedef struct KernelCounters {
 	int schedstat_version;   /* 0: no /proc/schedstat */
 	DomainCounters *domains; /* versions 16 (unnamed) and 17, in order of first appearance */
@@ -70,10 +76,16 @@ typedef struct KernelCounters {
 	int smt_buddy_version;   /* 0: no /proc/sched_smt_buddy_stat */
 	unsigned smt_buddy_cpus;
 	uint64_t smt_buddy[SMT_BUDDY_STAT_FIELDS];
+	CpuCounters *smt_buddy_per_cpu;  /* the lines summed into @smt_buddy */
+	size_t n_smt_buddy_per_cpu;
 	bool have_sched_softirqs;  /* /proc/softirqs has a SCHED line */
 	uint64_t sched_softirqs;
+	CpuCounters *softirqs_per_cpu;   /* its columns (v[0]), summed into @sched_softirqs */
+	size_t n_softirqs_per_cpu;
 } KernelCounters;
 
+/* Free what @c holds and zero it (a KernelCounters on the stack). */
+void kernel_counters_done(KernelCounters *c);
 KernelCounters *kernel_counters_free(KernelCounters *c);
 DEFINE_TRIVIAL_CLEANUP_FUNC(KernelCounters *, kernel_counters_free);
 
@@ -97,9 +109,26 @@ typedef struct CounterSlot {
 	uint64_t base[SCHEDSTAT_DOMAIN_FIELDS];  /* counted by structs since freed */
 } CounterSlot;
 
+/*
+ * The per-CPU counters of /proc/sched_smt_buddy_stat and /proc/softirqs
+ * live in per-CPU structs that a CPU keeps while offline: its line leaves
+ * the file (sched_smt_buddy_stat lists online CPUs) and comes back with the
+ * counts it had. So a CPU gone keeps its last counts in the sums and a CPU
+ * back carries on from them. The counters are 32 bits wide: a value lower
+ * than the last went round, and @base gets 2^32 (a value that never fitted
+ * in 32 bits started again: @base gets the last).
+ */
+typedef struct CpuTally {
+	unsigned cpu;
+	uint64_t last[SMT_BUDDY_STAT_FIELDS];
+	uint64_t base[SMT_BUDDY_STAT_FIELDS];
+} CpuTally;
+
 typedef struct CounterHistory {
 	CounterSlot *slots;
 	size_t n_slots;
+	CpuTally *smt_buddy, *softirqs;
+	size_t n_smt_buddy, n_softirqs;
 } CounterHistory;
 
 void counter_history_done(CounterHistory *h);
@@ -110,6 +139,7 @@ void counter_history_done(CounterHistory *h);
  * they counted stays in @h. Then @c's per-domain sums become @h's: per
  * domain, over every CPU that ever reported it, so each sum is at least what
  * it was at the call before. A domain no CPU reports now stays, with cpus 0.
+ * The SMT buddy and SCHED softirq sums likewise, per CPU (see CpuTally).
  */
 int kernel_counters_accumulate(KernelCounters *c, CounterHistory *h);
 

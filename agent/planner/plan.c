@@ -111,7 +111,7 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 	return step_set(st, STEP_SET, "smt_buddy_debugfs", o, "wanted %s (no sysctl: debugfs)", onoff(want));
 }
 
-static int predict(const PlanInput *in, const CpuSet *isolated, int relax, DomainLayout **ret)
+int plan_predict_layout(const PlanInput *in, const CpuSet *isolated, int relax, DomainLayout **ret)
 {
 	CpuSet map = {};
 	DomainInput di = {
@@ -140,7 +140,7 @@ int plan_auto_relax_level(const PlanInput *in)
 
 	assert(in);
 
-	r = predict(in, &none, -1, &l);
+	r = plan_predict_layout(in, &none, -1, &l);
 	if (r < 0)
 		return r;
 	return domain_layout_first_cross_node_level(l, in->topology);
@@ -564,7 +564,7 @@ int plan_compute(const PlanInput *in, Plan **ret)
 		return r;
 	cpuset_andnot(&p->housekeeping, &p->isolated);
 
-	r = predict(in, &p->isolated, p->relax_level, &p->layout);
+	r = plan_predict_layout(in, &p->isolated, p->relax_level, &p->layout);
 	if (r < 0)
 		return r;
 

@@ -75,6 +75,14 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(Plan *, plan_free);
 
 int plan_compute(const PlanInput *in, Plan **ret);
 
+/*
+ * The scheduler domains of @in's online CPUs with relax_domain_level
+ * @relax (-1: none) and the CPUs of @isolated (an isolated partition) left
+ * without domains: the plan's prediction, and the daemon's for what the
+ * kernel holds when the kernel reports no layout.
+ */
+int plan_predict_layout(const PlanInput *in, const CpuSet *isolated, int relax, DomainLayout **ret);
+
 /* auto relax level: the lowest level crossing a NUMA node, -1 if none. */
 int plan_auto_relax_level(const PlanInput *in);
 

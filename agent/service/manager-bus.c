@@ -436,6 +436,10 @@ GETTER(property_get_isolated)
 {
 	Manager *m = userdata;
 
+	/* What the kernel holds, as Settings reads it; the plan's only where that cannot be read. */
+	manager_refresh_layout(m);
+	if (m->kernel_isolated_known)
+		return append_cpuset(reply, &m->kernel_isolated);
 	if (m->plan && m->state != MANAGER_OFF)
 		return append_cpuset(reply, &m->plan->isolated);
 	return append_cpuset(reply, &m->session.caps.isolated);
@@ -447,11 +451,12 @@ GETTER(property_get_housekeeping)
 	CpuSet h = {};
 	int r;
 
-	if (m->plan && m->state != MANAGER_OFF)
+	manager_refresh_layout(m);
+	if (!m->kernel_isolated_known && m->plan && m->state != MANAGER_OFF)
 		return append_cpuset(reply, &m->plan->housekeeping);
 	r = cpuset_copy(&h, &m->session.topology->online);
 	if (r >= 0) {
-		cpuset_andnot(&h, &m->session.caps.isolated);
+		cpuset_andnot(&h, m->kernel_isolated_known ? &m->kernel_isolated : &m->session.caps.isolated);
 		r = append_cpuset(reply, &h);
 	}
 	cpuset_done(&h);
@@ -540,11 +545,11 @@ static int layout_levels(Manager *m, LevelSummary *l)
 			}
 		return 0;
 	}
-	if (!m->plan || !m->plan->layout)
+	if (!m->predicted)
 		return 0;
-	for (unsigned c = 0; c < m->plan->layout->n_slots; c++)
-		for (size_t i = 0; i < m->plan->layout->cpus[c].n; i++) {
-			const SchedDomain *d = &m->plan->layout->cpus[c].sd[i];
+	for (unsigned c = 0; c < m->predicted->n_slots; c++)
+		for (size_t i = 0; i < m->predicted->cpus[c].n; i++) {
+			const SchedDomain *d = &m->predicted->cpus[c].sd[i];
 			_cleanup_free_ char *flags = NULL;
 
 			r = domain_flags_to_string(d->flags, &flags);
@@ -603,6 +608,7 @@ GETTER(property_get_domain_layout)
 	LevelSummary l[LEVELS_MAX] = {};
 	int r;
 
+	manager_refresh_layout(m);
 	r = layout_levels(m, l);
 	if (r >= 0)
 		r = append_levels(reply, l);
@@ -1269,6 +1275,7 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 		return bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "CPU %u is not online (online: 0-%u)", cpu,
 					 m->session.topology->n_slots ? m->session.topology->n_slots - 1 : 0);
 
+	manager_refresh_layout(m);
 	r = sd_bus_message_new_method_return(msg, &reply);
 	if (r >= 0)
 		r = sd_bus_message_open_container(reply, 'a', "(ussas)");
@@ -1290,8 +1297,8 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 							  d->sd[i].level >= 0 ? d->sd[i].level : d->sd[i].index, name,
 							  flags, 2, span, "source=live");
 		}
-	} else if (m->plan && m->plan->layout && cpu < m->plan->layout->n_slots) {
-		const CpuDomains *d = &m->plan->layout->cpus[cpu];
+	} else if (m->predicted && cpu < m->predicted->n_slots) {
+		const CpuDomains *d = &m->predicted->cpus[cpu];
 
 		for (size_t i = 0; r >= 0 && i < d->n; i++) {
 			_cleanup_free_ char *span = NULL, *flags = NULL, *nd = NULL;
@@ -1304,7 +1311,7 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 			/* Only NODE/NUMA levels stand for a distance. */
 			if (d->sd[i].distance > 0) {
 				nd = strprintf("distance=%u%s", d->sd[i].distance,
-					       m->plan->layout->distances_assumed ? " (assumed)" : "");
+					       m->predicted->distances_assumed ? " (assumed)" : "");
 				if (!nd)
 					return -ENOMEM;
 				r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4,
@@ -1500,6 +1507,8 @@ static void emit_changed(Manager *m, bool send)
 	_Static_assert(ELEMENTSOF(changed_properties) - 1 <= MANAGER_CHANGED_PROPERTIES_MAX, "emitted[] too small");
 	if (!m->bus)
 		return;
+	/* A DomainLayout that moved since (another writer, a rebuild) is announced too. */
+	manager_refresh_layout(m);
 	for (size_t i = 0; changed_properties[i]; i++) {
 		_cleanup_free_ char *text = NULL;
 

@@ -124,9 +124,9 @@ static char *cpu_stack(Manager *m, unsigned cpu, unsigned *ret_n)
 			for (n = 0; n < m->live->cpus[cpu].n; n++)
 				strbuf_appendf(&b, "%s%s", n ? " " : "",
 					       *m->live->cpus[cpu].sd[n].name ? m->live->cpus[cpu].sd[n].name : "domain");
-	} else if (m->plan && m->plan->layout && cpu < m->plan->layout->n_slots)
-		for (n = 0; n < m->plan->layout->cpus[cpu].n; n++)
-			strbuf_appendf(&b, "%s%s", n ? " " : "", m->plan->layout->cpus[cpu].sd[n].name);
+	} else if (m->predicted && cpu < m->predicted->n_slots)
+		for (n = 0; n < m->predicted->cpus[cpu].n; n++)
+			strbuf_appendf(&b, "%s%s", n ? " " : "", m->predicted->cpus[cpu].sd[n].name);
 	strbuf_append(&b, "");
 	if (strbuf_steal(&b, &s) < 0)
 		return NULL;
@@ -142,6 +142,7 @@ static void metrics_domains(Manager *m, StrBuf *b)
 	unsigned *levels = NULL;
 	size_t n = 0;
 
+	manager_refresh_layout(m);
 	prom_family(b, "topotune_domain_levels", "gauge",
 		    "Scheduler domains of each class of CPUs with the same domain stack (label domains, bottom-up), "
 		    "as the kernel reports them (source live) or as predicted (source predicted)");

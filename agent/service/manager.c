@@ -49,6 +49,9 @@ Manager *manager_free(Manager *m)
 	profile_settings_done(&m->settings);
 	profile_free(m->profile);
 	live_layout_free(m->live);
+	domain_layout_free(m->predicted);
+	cpuset_done(&m->kernel_isolated);
+	free(m->layout_fingerprint);
 	session_done(&m->session);
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		free(m->backoff_reason[i]);
@@ -161,8 +164,6 @@ static void journal_drift(const char *setting, const char *want, const char *got
 
 /* --- discovery and configuration -------------------------------------------- */
 
-static void load_live_layout(Manager *m);
-
 int manager_discover(Manager *m)
 {
 	bool live = streq(m->root, "/");
@@ -187,7 +188,7 @@ int manager_discover(Manager *m)
 	r = applier_new(m->session.root_fd, NULL, &hooks, &m->applier);
 	if (r < 0)
 		return log_oom();
-	load_live_layout(m);
+	manager_refresh_layout(m);
 	return 0;
 }
 
@@ -204,18 +205,32 @@ int manager_load_config(Manager *m, char **ret_error)
 
 /* --- planning ----------------------------------------------------------------- */
 
+/* What the daemon chooses above the configuration now (session_select() orders them). */
+static SessionChoice manager_choice(const Manager *m)
+{
+	return (SessionChoice) {
+		.hold = m->hold_profile,
+		.hold_source = m->hold_source,
+		.manual = m->profile_override,
+		.manual_source = m->override_source,
+		.workload = m->workload_profile,
+		.workload_rule = m->workload_rule,
+	};
+}
+
 int manager_compute(Manager *m, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
 		    Plan **ret_plan, char **ret_error)
 {
+	_cleanup_(session_selection_done) SessionSelection sel = {};
+	SessionChoice choice = manager_choice(m);
 	int r;
 
-	/* A hold beats SetProfile(), which beats a workload rule, which beats the configuration. */
-	if (!name)
-		name = m->hold_profile;
-	if (!name)
-		name = m->profile_override;
-	if (!name)
-		name = m->workload_profile;
+	if (!name) {
+		r = session_select(&m->session, &choice, &sel);
+		if (r < 0)
+			return error_message(ret_error, r, "Failed to select a profile: %s", strerror(-r));
+		name = sel.name;
+	}
 
 	/* The kernel state of now: the plan's "from" and what is already in place. */
 	kernel_caps_done(&m->session.caps);
@@ -255,14 +270,107 @@ char *manager_unsupported(const Manager *m, const Plan *plan)
 	return strbuf_steal(&b, &s) < 0 ? NULL : s;
 }
 
-static void load_live_layout(Manager *m)
+/* The kernel's value of @id as Settings reads it; NULL when it cannot be read. */
+static char *kernel_value(Manager *m, SettingId id)
 {
-	LiveLayout *l = NULL;
+	PlanStep none = { .setting = id, .action = STEP_KEEP };
+	char *s = NULL;
 
+	if (applier_read_actual(m->applier, m->plan ? &m->plan->steps[id] : &none, &s) < 0)
+		return NULL;
+	return s;
+}
+
+/*
+ * /proc/schedstat's domain lines without their counters ("cpuN", "domainN
+ * NAME MASK"), hashed (FNV-1a): what moves when the kernel rebuilds its
+ * domains with other spans. 0: no such file.
+ */
+static uint64_t schedstat_domains_hash(Manager *m)
+{
+	_cleanup_free_ char *text = NULL;
+	uint64_t h = 14695981039346656037ULL;
+	unsigned words = 3;
+
+	if (read_file_at(m->session.root_fd, "proc/schedstat", READ_FILE_MAX, &text, NULL) < 0)
+		return 0;
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n');
+		unsigned keep = startswith(p, "version ") ? 2 : startswith(p, "cpu") ? 1 :
+				startswith(p, "domain") ? words : 0;
+
+		if (startswith(p, "version ") && atoi(p + 8) < 17)
+			words = 2;   /* "domainN MASK counters...": no name */
+		for (const char *q = p; keep > 0 && q < eol; q++) {
+			if (*q == ' ' && --keep == 0)
+				break;
+			h = (h ^ (unsigned char)*q) * 1099511628211ULL;
+		}
+		h = (h ^ '\n') * 1099511628211ULL;
+		p = *eol ? eol + 1 : eol;
+	}
+	return h;
+}
+
+void manager_invalidate_layout(Manager *m)
+{
+	m->layout_fingerprint = mfree_str(m->layout_fingerprint);
+}
+
+static void predict_layout(Manager *m, const char *relax_text)
+{
+	PlanInput in;
+	int relax;
+
+	m->predicted = domain_layout_free(m->predicted);
+	if (!m->plan)
+		return;
+	if (!relax_text || safe_atoi(relax_text, &relax) < 0)
+		relax = m->plan->relax_level;
+	in = (PlanInput) {
+		.identity = &m->session.identity,
+		.topology = m->session.topology,
+		.caps = &m->session.caps,
+		.settings = &m->settings,
+		.profile = m->plan->profile,
+	};
+	if (plan_predict_layout(&in, m->kernel_isolated_known ? &m->kernel_isolated : &m->plan->isolated, relax,
+				&m->predicted) < 0)
+		log_debug("Predicting the kernel's layout failed: no layout shown.");
+}
+
+void manager_refresh_layout(Manager *m)
+{
+	_cleanup_free_ char *relax = NULL, *isolated = NULL, *online = NULL, *fp = NULL;
+	LiveLayout *l = NULL;
+	uint64_t iteration = 0;
+	bool same_turn;
+
+	same_turn = m->event && sd_event_get_iteration(m->event, &iteration) >= 0 &&
+		    iteration == m->layout_iteration;
+	if (same_turn && m->layout_fingerprint)
+		return;
+	m->layout_iteration = iteration;
+
+	relax = kernel_value(m, SETTING_RELAX_DOMAIN_LEVEL);
+	isolated = kernel_value(m, SETTING_ISOLATED_CPUS);
+	if (cpuset_format_list(&m->session.topology->online, &online) < 0)
+		online = NULL;
+	fp = strprintf("%s|%s|%s|%016llx|%s", strna(relax), strna(isolated), strna(online),
+		       (unsigned long long)schedstat_domains_hash(m), m->plan ? "plan" : "none");
+	if (fp && streq_ptr(fp, m->layout_fingerprint))
+		return;
+
+	cpuset_done(&m->kernel_isolated);
+	m->kernel_isolated_known = isolated &&
+		(streq(isolated, "none") || cpuset_parse_list(isolated, &m->kernel_isolated, NULL) >= 0);
 	m->live = live_layout_free(m->live);
 	if (live_layout_load(m->session.root_fd, &l) >= 0)
 		m->live = l;
+	predict_layout(m, relax);
 	m->layout_generation++;
+	free(m->layout_fingerprint);
+	m->layout_fingerprint = TAKE_PTR(fp);
 }
 
 bool manager_layout_is_live(const Manager *m)
@@ -309,6 +417,7 @@ int manager_state_reasons(Manager *m, char ***ret)
 	_cleanup_strv_free_ char **l = NULL;
 	int r = 0;
 
+	manager_refresh_layout(m);
 	if (m->state == MANAGER_OFF)
 		r = strv_extend(&l, "off: reverted; call Apply or SetProfile to tune again");
 	if (r >= 0 && m->apply_error)
@@ -357,9 +466,9 @@ int manager_state_reasons(Manager *m, char ***ret)
 		r = strv_push(&l, manager_layout_is_live(m)
 				      ? strprintf("DomainLayout: as the kernel reports it (/proc/schedstat v%d%s)",
 						  m->live->schedstat_version, m->live->debugfs ? " and debugfs" : "")
-				      : m->plan ? strdup("DomainLayout: predicted by the planner (the kernel reports no layout)")
+				      : m->predicted ? strdup("DomainLayout: predicted by the planner (the kernel reports no layout)")
 						: strdup("DomainLayout: unknown (the kernel reports no layout, and there is no plan)"));
-	if (r >= 0 && !manager_layout_is_live(m) && m->plan && m->plan->layout && m->plan->layout->distances_assumed)
+	if (r >= 0 && !manager_layout_is_live(m) && m->predicted && m->predicted->distances_assumed)
 		r = strv_push(&l, strdup("DomainLayout: " DOMAINS_ASSUMED_DISTANCES_TEXT));
 	if (r < 0)
 		return -ENOMEM;
@@ -464,6 +573,7 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 			*ret_error = strdup(m->applier->error ?: strerror(-r));
 		profile_settings_done(&settings);
 		log_error_errno(r, "Applying profile %s failed, rolled back: %s", p->name, strna(m->apply_error));
+		manager_invalidate_layout(m);
 		manager_update_state(m);
 		notify_status(m);
 		return r;
@@ -472,23 +582,20 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 	m->plan_error = mfree_str(m->plan_error);
 	free(m->profile_reason);
 	free(m->profile_source);
-	/* Mirrors manager_compute()'s choice: explicit, hold, SetProfile(), workload, configuration. */
-	if (!name && m->hold_profile) {
-		m->profile_reason = strdup("hold");
-		m->profile_source = strdup(strempty(m->hold_source));
-	} else if (name || m->profile_override) {
+	m->profile_reason = m->profile_source = NULL;
+	if (name) {
+		/* Asked for by name (SetProfile()): a manual choice by @source. */
 		m->profile_reason = strdup("manual");
-		m->profile_source = strdup(name ? strempty(source) : strempty(m->override_source));
-	} else if (m->workload_profile) {
-		m->profile_reason = strprintf("workload:%s", strna(m->workload_rule));
-		m->profile_source = strprintf("workload rule %s", strna(m->workload_rule));
+		m->profile_source = strdup(strempty(source));
 	} else {
-		_cleanup_(origin_done) Origin o = {};
-		_cleanup_free_ char *chosen = NULL;
+		/* The choice manager_compute() made, and why. */
+		_cleanup_(session_selection_done) SessionSelection sel = {};
+		SessionChoice choice = manager_choice(m);
 
-		m->profile_reason = strdup("configured");
-		m->profile_source = profile_select(m->session.config, m->session.rules, m->session.n_rules,
-						   &m->session.facts, &chosen, &o) >= 0 ? origin_to_string(&o) : NULL;
+		if (session_select(&m->session, &choice, &sel) >= 0) {
+			m->profile_reason = TAKE_PTR(sel.reason);
+			m->profile_source = TAKE_PTR(sel.source);
+		}
 	}
 	profile_free(m->profile);
 	m->profile = TAKE_PTR(p);
@@ -496,13 +603,13 @@ int manager_switch(Manager *m, const char *name, const char *source, char **ret_
 	m->settings = settings;
 	plan_free(m->plan);
 	m->plan = TAKE_PTR(plan);
-	m->layout_generation++;
 	m->state = MANAGER_APPLIED;
 	m->reapplied = 0;
 	m->backed_off = 0;
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		m->backoff_reason[i] = mfree_str(m->backoff_reason[i]);
-	load_live_layout(m);
+	manager_invalidate_layout(m);
+	manager_refresh_layout(m);
 	manager_update_state(m);
 	/* Degraded is worth a warning in the journal (journalctl -p warning finds it). */
 	log_full_errno(m->state == MANAGER_DEGRADED ? LOG_WARNING :
@@ -529,7 +636,8 @@ int manager_revert(Manager *m, const char *source)
 	m->backed_off = m->reapplied = 0;
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		m->backoff_reason[i] = mfree_str(m->backoff_reason[i]);
-	load_live_layout(m);
+	manager_invalidate_layout(m);
+	manager_refresh_layout(m);
 	notify_status(m);
 	return 0;
 }
@@ -589,6 +697,7 @@ int manager_recover(Manager *m)
 	m->change_source = "recovery: record of a previous run";
 	r = applier_recover(m->applier, &rec);
 	m->change_source = NULL;
+	manager_invalidate_layout(m);
 	if (r < 0)
 		return log_error_errno(r, "Failed to recover the record of a previous run: %m");
 	if (rec.found == 0 && !rec.problems)
@@ -814,6 +923,7 @@ void manager_verify_now(Manager *m)
 		r = applier_apply_masked(m->applier, &repair, m->backed_off);
 		m->applying_plan = NULL;
 		m->change_source = NULL;
+		manager_invalidate_layout(m);
 		if (r < 0)
 			log_warning("Re-applying after drift failed, rolled back: %s", strna(m->applier->error));
 		else {

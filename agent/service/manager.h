@@ -109,7 +109,21 @@ typedef struct Manager {
 	ProfileSettings settings;
 	Plan *plan;
 	Applier *applier;
+	/*
+	 * The layout the kernel holds now: @live as it reports it, else
+	 * @predicted from the relax level and the isolated CPUs it holds now,
+	 * never the plan's (a restore, a revert, a recovery, a repair, another
+	 * writer or a hotplug changes them since). manager_refresh_layout()
+	 * reads both again when @layout_fingerprint (those values, the online
+	 * CPUs, /proc/schedstat's domain lines) moved, at most once per turn
+	 * of the event loop unless something we did invalidated it.
+	 */
 	LiveLayout *live;
+	DomainLayout *predicted;     /* NULL: no plan (nothing to predict from), or it failed */
+	CpuSet kernel_isolated;      /* the isolated CPUs the kernel holds, as Settings reads them */
+	bool kernel_isolated_known;
+	char *layout_fingerprint;
+	uint64_t layout_iteration;
 
 	ManagerState state;
 	char *apply_error;           /* last failed apply, "PATH: message" */
@@ -243,6 +257,10 @@ char *manager_setting_actual(Manager *m, SettingId id);
 bool manager_setting_in_sync(Manager *m, SettingId id, const char *actual);
 int manager_status_text(Manager *m, char **ret);
 bool manager_layout_is_live(const Manager *m);
+/* Re-read the live layout and predict again if what they depend on moved (see Manager.live). */
+void manager_refresh_layout(Manager *m);
+/* What we did changed the kernel: the next manager_refresh_layout() reads it all again. */
+void manager_invalidate_layout(Manager *m);
 
 /* manager-bus.c */
 /*

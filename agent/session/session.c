@@ -91,21 +91,70 @@ int session_configure(Session *s, char **ret_error)
 	return 0;
 }
 
+void session_selection_done(SessionSelection *sel)
+{
+	free(sel->name);
+	free(sel->reason);
+	free(sel->source);
+	origin_done(&sel->origin);
+	*sel = (SessionSelection) {};
+}
+
+int session_select_profile(const Config *config, HardwareRule *const *rules, size_t n_rules,
+			   const MatchFacts *facts, const SessionChoice *choice, SessionSelection *ret)
+{
+	_cleanup_(session_selection_done) SessionSelection sel = {};
+	int r;
+
+	assert(ret);
+
+	if (choice && choice->hold) {
+		sel.name = strdup(choice->hold);
+		sel.reason = strdup("hold");
+		sel.source = strdup(strempty(choice->hold_source));
+	} else if (choice && choice->manual) {
+		sel.name = strdup(choice->manual);
+		sel.reason = strdup("manual");
+		sel.source = strdup(strempty(choice->manual_source));
+	} else if (choice && choice->workload) {
+		sel.name = strdup(choice->workload);
+		sel.reason = strprintf("workload:%s", strna(choice->workload_rule));
+		sel.source = strprintf("workload rule %s", strna(choice->workload_rule));
+	} else {
+		r = profile_select(config, rules, n_rules, facts, &sel.name, &sel.origin);
+		if (r < 0)
+			return r;
+		sel.configured = true;
+		sel.reason = strdup("configured");
+		sel.source = origin_to_string(&sel.origin);
+	}
+	if (!sel.name || !sel.reason || !sel.source)
+		return -ENOMEM;
+	*ret = sel;
+	sel = (SessionSelection) {};
+	return 0;
+}
+
+int session_select(const Session *s, const SessionChoice *choice, SessionSelection *ret)
+{
+	return session_select_profile(s->config, s->rules, s->n_rules, &s->facts, choice, ret);
+}
+
 int session_compute(Session *s, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
 		    Plan **ret_plan, char **ret_error)
 {
 	_cleanup_(profile_freep) Profile *p = NULL;
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_(profile_settings_done) ProfileSettings settings = {};
-	_cleanup_free_ char *selected = NULL;
+	_cleanup_(session_selection_done) SessionSelection selected = {};
 	PlanInput in;
 	int r;
 
 	if (!name) {
-		r = profile_select(s->config, s->rules, s->n_rules, &s->facts, &selected, NULL);
+		r = session_select(s, NULL, &selected);
 		if (r < 0)
 			return error_message(ret_error, r, "Failed to select a profile: %s", strerror(-r));
-		name = selected;
+		name = selected.name;
 	}
 	if (!profile_name_is_valid(name))
 		return error_message(ret_error, -ENOENT, "'%s' is not a valid profile name", name);

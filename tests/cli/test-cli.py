@@ -262,6 +262,37 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
               "profiles/broken.ini"):
         os.remove(os.path.join(hygon, "etc/topotune", f))
 
+    # check asks what topotuned selects (session_select_profile()), not every profile anyone names:
+    # the cases where the two disagreed. (tests/dbus/test-truth.py starts topotuned on each.)
+    rule = os.path.join(hygon, "etc/topotune/hardware.d/60-x.ini")
+    persist = os.path.join(hygon, "etc/topotune/topotune.conf.d/99-set-profile.conf")
+    write(rule, "[match]\nvendor = hygon\n[profile]\nname = nope\n")
+    write(persist, "[daemon]\nprofile = latency\n")
+    rc, out, err = run("--root", hygon, "check")
+    check("check: the persistent choice (99-set-profile.conf) beats a matching rule naming a missing profile: "
+          "exit 0, the rule in a note, latency selected",
+          rc == 0 and "Profile: latency, as topotuned selects it at start "
+          "(/etc/topotune/topotune.conf.d/99-set-profile.conf:2)" in out
+          and "Note: /etc/topotune/hardware.d/60-x.ini:4: profile 'nope' not found" in err, (rc, out, err))
+    os.remove(persist)
+    write(rule, "[match]\nvendor = intel\n[profile]\nname = nope\n")
+    rc, out, err = run("--root", hygon, "check")
+    check("check: a rule for other machines naming a missing profile: exit 0, a note says it does not match",
+          rc == 0 and "Profile: balanced" in out and "does not match" in err, (rc, out, err))
+    write(rule, "[match]\nvendor = hygon\n[profile]\nname = throughput\n")
+    os.rename(os.path.join(hygon, "usr/lib/topotune/profiles/balanced.ini"), os.path.join(base, "balanced.save"))
+    rc, out, err = run("--root", hygon, "check", "--json")
+    j = json.loads(out) if out else {}
+    check("check: without balanced.ini, a matching rule selecting throughput: exit 0, as topotuned starts applied",
+          rc == 0 and j.get("ok") is True and j.get("profile") == "throughput"
+          and j.get("profile_origin") == "/etc/topotune/hardware.d/60-x.ini:4", (rc, out, err))
+    write(rule, "[match]\nvendor = amd\n[profile]\nname = throughput\n")
+    rc, out, err = run("--root", hygon, "check")
+    check("check: ... and with the rule not matching: exit 2, balanced is selected and missing",
+          rc == 2 and "built-in default: profile 'balanced' not found" in err, (rc, out, err))
+    os.rename(os.path.join(base, "balanced.save"), os.path.join(hygon, "usr/lib/topotune/profiles/balanced.ini"))
+    os.remove(rule)
+
     # Bad input: exit 2 and a message naming the place.
     write(os.path.join(vm, "etc/topotune/profiles/broken.ini"), "[scheduler]\nsmt_buddy_assist = maybe\n")
     rc, out, err = run("--root", vm, "plan", "--profile", "broken")

@@ -62,18 +62,24 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     hygon = make_tree(base, "hygon-7447v-2s-nps6")
     vm = make_tree(base, "vm-2cpu")
     nodist = make_tree(base, "gnr-2s-snc3", "--damage", "no-distance")
+    arm = make_tree(base, "arm-2cluster-10x925-10a725")
 
     # The schema itself: the setting names are the settings table's.
     rc, out, _ = run("explain", "--list")
     check("schema's setting names are `explain --list`",
           sorted(json_contract.SCHEMA["$defs"]["setting"]["enum"]) == sorted(out.split()), out)
 
-    for root in (hygon, vm, nodist):
+    for root in (hygon, vm, nodist, arm):
         tag = os.path.basename(root)
         validate(f"{tag} topology", "topology", ["--root", root, "topology", "--json"])
         validate(f"{tag} profiles", "profiles", ["--root", root, "profiles", "--json"])
         validate(f"{tag} plan", "plan", ["--root", root, "plan", "--json"])
         validate(f"{tag} layout", "layout_predicted", ["--root", root, "layout", "--json"])
+    # The text prints "capacity 718-731" per kind: JSON carries both ends, lowest and highest.
+    d = validate("arm two kinds: topology", "topology", ["--root", arm, "topology", "--json"])
+    kinds = {k["name"]: (k.get("capacity_min"), k.get("capacity")) for k in d.get("core_kinds", [])}
+    check("topology --json: each core kind with its lowest and highest capacity",
+          kinds == {"Arm Cortex-A725": (718, 731), "Arm Cortex-X925": (1014, 1024)}, kinds)
     d = validate("hygon plan --profile throughput (patched kernel)", "plan",
                  ["--root", hygon, "--kernel", "patched", "plan", "--profile", "throughput", "--json"])
     steps = {s["setting"]: s for s in d.get("steps", [])}

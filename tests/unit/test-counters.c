@@ -4,6 +4,7 @@
  * per domain with each field where sched-stats.rst puts it, the series'
  * /proc/sched_smt_buddy_stat summed, and the metric text they give.
  */
+#include <inttypes.h>
 #include <string.h>
 
 #include "counters.h"
@@ -45,8 +46,7 @@ static void test_schedstat(void)
 		check_int(c.domains[1].v[43], 44 * 101);
 		check_str(c.domains[1].name, "MC");
 	}
-	free(c.domains);
-	free(c.cpu_domains);
+	kernel_counters_done(&c);
 }
 
 static void test_schedstat_other_versions(void)
@@ -61,8 +61,7 @@ static void test_schedstat_other_versions(void)
 	check(kernel_counters_parse_schedstat(&c, "version 15\ncpu0 0 0 0\ndomain0 00000003 1 2 3\n") == 0);
 	check_int(c.schedstat_version, 15);
 	check_int(c.n_domains, 0);
-	free(c.domains);
-	free(c.cpu_domains);
+	kernel_counters_done(&c);
 }
 
 static void test_schedstat_bad(void)
@@ -81,9 +80,7 @@ static void test_schedstat_bad(void)
 		KernelCounters c = {};
 
 		check_ctx(bad[i], kernel_counters_parse_schedstat(&c, bad[i]) == -EBADMSG);
-		free(c.domains);
-		free(c.cpu_domains);
-	free(c.cpu_domains);
+		kernel_counters_done(&c);
 	}
 }
 
@@ -99,13 +96,13 @@ static void test_smt_buddy(void)
 	check_int(c.smt_buddy[1], 22);
 
 	/* Fewer or more fields than version 2 has: malformed, not guessed. */
-	c = (KernelCounters) {};
+	kernel_counters_done(&c);
 	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 1\n") == -EBADMSG);
-	c = (KernelCounters) {};
+	kernel_counters_done(&c);
 	check(kernel_counters_parse_smt_buddy(&c, "version 2\ncpu0 1 2 3\n") == -EBADMSG);
-	c = (KernelCounters) {};
+	kernel_counters_done(&c);
 	check(kernel_counters_parse_smt_buddy(&c, "cpu0 1 2 3\n") == -EBADMSG);
-	c = (KernelCounters) {};
+	kernel_counters_done(&c);
 	/*
 	 * Another version may mean other fields (version 1, of the unreleased
 	 * series v4, had a fourth): counted as absent, not misread.
@@ -113,9 +110,10 @@ static void test_smt_buddy(void)
 	check(kernel_counters_parse_smt_buddy(&c, "version 1\ncpu0 1 2 3 4\n") == 0);
 	check_int(c.smt_buddy_version, 1);
 	check_int(c.smt_buddy_cpus, 0);
-	c = (KernelCounters) {};
+	kernel_counters_done(&c);
 	check(kernel_counters_parse_smt_buddy(&c, "version 3\ncpu0 1 2 3 4 5\n") == 0);
 	check_int(c.smt_buddy_cpus, 0);
+	kernel_counters_done(&c);
 }
 
 static void test_softirqs(void)
@@ -128,13 +126,70 @@ static void test_softirqs(void)
 					     "     HRTIMER:          0          0\n") == 0);
 	check(c.have_sched_softirqs);
 	check_int(c.sched_softirqs, 127346);
-	c = (KernelCounters) {};
+	kernel_counters_done(&c);
 	check(kernel_counters_parse_softirqs(&c, "    CPU0\n   HI: 1\n") == 0);
 	check(!c.have_sched_softirqs);
-	c = (KernelCounters) {};
+	kernel_counters_done(&c);
 	check(kernel_counters_parse_softirqs(&c, "    CPU0\n   SCHED: 1 x\n") == -EBADMSG);
-	c = (KernelCounters) {};
+	kernel_counters_done(&c);
 	check(kernel_counters_parse_softirqs(&c, "SCHED: 18446744073709551615 1\n") == -EBADMSG);
+	kernel_counters_done(&c);
+}
+
+/*
+ * The per-CPU counters across CPU hotplug and 32-bit wrap: each step is
+ * /proc/sched_smt_buddy_stat (one line per online CPU: -1 is a CPU offline,
+ * its line gone) and /proc/softirqs (a column per possible CPU, as the
+ * kernel prints it), each CPU's fields all the value given, then the sums
+ * the _total metrics carry. A sum never goes down: a CPU offline keeps its
+ * counts (its struct stays), one back carries on from them, a lower value
+ * went round 2^32.
+ */
+static void test_accumulate_per_cpu(void)
+{
+	static const struct {
+		int64_t buddy[4], softirq[4];
+		uint64_t buddy_sum, softirq_sum;
+		unsigned buddy_cpus;
+	} steps[] = {
+		{ { 10, 10, 10, 10 }, { 100, 100, 100, 100 }, 40, 400, 4 },
+		{ { 12, 12, 12, -1 }, { 110, 110, 110, 100 }, 46, 430, 3 },     /* cpu3 offline */
+		{ { 12, 12, 13, -1 }, { 110, 110, 111, 100 }, 47, 431, 3 },
+		{ { 12, 12, 13, 10 }, { 110, 110, 111, 100 }, 47, 431, 4 },     /* back, as it left */
+		{ { 12, 12, 13, 15 }, { 110, 110, 111, 105 }, 52, 436, 4 },
+		{ { -1, -1, 13, 15 }, { 110, 110, 111, 105 }, 52, 436, 2 },     /* cpu0-1 offline */
+		{ { 20, 20, 13, 15 }, { 4294967295LL, 110, 111, 105 }, 68, 4294967621ULL, 4 },
+		{ { 20, 20, 13, 15 }, { 5, 110, 111, 105 }, 68, 4294967627ULL, 4 },   /* cpu0 went round: +6 */
+	};
+	CounterHistory h = {};
+
+	for (size_t i = 0; i < ELEMENTSOF(steps); i++) {
+		_cleanup_free_ char *ctx = strprintf("step %zu", i), *buddy = NULL, *softirqs = NULL;
+		StrBuf b = {}, s = {};
+		KernelCounters c = {};
+
+		strbuf_append(&b, "version 2\ntimestamp 4295048735\n");
+		strbuf_append(&s, "                    CPU0       CPU1       CPU2       CPU3\n"
+				  "          HI:          0          0          0          0\n       SCHED:");
+		for (unsigned cpu = 0; cpu < 4; cpu++) {
+			if (steps[i].buddy[cpu] >= 0)
+				strbuf_appendf(&b, "cpu%u %" PRIi64 " %" PRIi64 " %" PRIi64 "\n", cpu, steps[i].buddy[cpu],
+					       steps[i].buddy[cpu], steps[i].buddy[cpu]);
+			strbuf_appendf(&s, " %10" PRIi64, steps[i].softirq[cpu]);
+		}
+		strbuf_append(&s, "\n     HRTIMER:          0          0          0          0\n");
+		check(strbuf_steal(&b, &buddy) == 0);
+		check(strbuf_steal(&s, &softirqs) == 0);
+		check_ctx(ctx, kernel_counters_parse_smt_buddy(&c, buddy) == 0);
+		check_ctx(ctx, kernel_counters_parse_softirqs(&c, softirqs) == 0);
+		check_ctx(ctx, kernel_counters_accumulate(&c, &h) == 0);
+		check_int(c.smt_buddy[0], steps[i].buddy_sum);
+		check_int(c.smt_buddy[2], steps[i].buddy_sum);
+		check_int(c.smt_buddy_cpus, steps[i].buddy_cpus);
+		check_int(c.sched_softirqs, steps[i].softirq_sum);
+		kernel_counters_done(&c);
+	}
+	counter_history_done(&h);
 }
 
 static void test_metrics_text(void)
@@ -161,8 +216,7 @@ static void test_metrics_text(void)
 	check(!strstr(text, "newidle_stopped"));
 	check(strstr(text, "topotune_schedstats_enabled 1\n"));
 	check(!strstr(text, "sbe_"));
-	free(c.domains);
-	free(c.cpu_domains);
+	kernel_counters_done(&c);
 }
 
 /*
@@ -212,8 +266,7 @@ static void test_accumulate(void)
 			check_int(c.domains[0].v[SCHEDSTAT_TTWU_MOVE_AFFINE], steps[i].sum);
 			check_int(c.domains[0].cpus, steps[i].cpus);
 		}
-		free(c.domains);
-		free(c.cpu_domains);
+		kernel_counters_done(&c);
 	}
 	counter_history_done(&h);
 }
@@ -227,5 +280,6 @@ int main(void)
 	test_softirqs();
 	test_metrics_text();
 	test_accumulate();
+	test_accumulate_per_cpu();
 	return test_end("test-counters");
 }
