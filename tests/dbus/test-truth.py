@@ -535,7 +535,7 @@ try:
     def per_cpu_files(values):
         """@values: CPU -> count, None for a CPU offline (no buddy line; its softirqs column stays)."""
         wr(root, "proc/sched_smt_buddy_stat", "version 2\ntimestamp 4294892296\n"
-           + "".join(f"cpu{c} {v} {v} {v}\n" for c, v in values.items() if v is not None))
+           + "".join(f"cpu{c} {v} {v}\n" for c, v in values.items() if v is not None))
         kept = {c: v for c, v in values.items() if v is not None}
         wr(root, "proc/softirqs", " " * 20 + "".join(f"CPU{c:<8d}" for c in values) + "\n"
            + "          HI:" + "".join(f" {0:10d}" for c in values) + "\n"
