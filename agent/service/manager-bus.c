@@ -717,6 +717,7 @@ static int switch_profile(Manager *m, const char *name, const char *source, sd_b
 		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 
 	/* Validate: the profile loads. */
+	/* Validate: the profile loads. The plan is then the one applied: computed once. */
 	r = manager_compute(m, name, &p, &settings, &plan, &err);
 	if (r < 0 && !name && m->reload_pending) {
 		/* A reload whose configuration selects a profile that does not load. */
@@ -726,10 +727,9 @@ static int switch_profile(Manager *m, const char *name, const char *source, sd_b
 	m->reload_pending = false;
 	if (r < 0)
 		return reply_error(error, r, name ? name : "selected profile", err);
-	profile_settings_done(&settings);
 
 	m->applying = true;
-	r = manager_switch(m, name, source, &err);
+	r = manager_switch_computed(m, name, source, TAKE_PTR(p), &settings, TAKE_PTR(plan), &err);
 	m->applying = false;
 	manager_emit_changed(m);
 	if (r == -EOPNOTSUPP)

@@ -187,7 +187,7 @@ int manager_discover(Manager *m)
 	r = applier_new(m->session.root_fd, NULL, &hooks, &m->applier);
 	if (r < 0)
 		return log_oom();
-	load_live_layout(m);
+	/* The kernel's layout is read after the first switch, which changes it (manager_load_live_layout()). */
 	return 0;
 }
 
@@ -253,6 +253,11 @@ char *manager_unsupported(const Manager *m, const Plan *plan)
 		return NULL;
 	}
 	return strbuf_steal(&b, &s) < 0 ? NULL : s;
+}
+
+void manager_load_live_layout(Manager *m)
+{
+	load_live_layout(m);
 }
 
 static void load_live_layout(Manager *m)
@@ -427,14 +432,25 @@ static void notify_status(Manager *m)
 
 int manager_switch(Manager *m, const char *name, const char *source, char **ret_error)
 {
-	_cleanup_(profile_freep) Profile *p = NULL;
-	_cleanup_(plan_freep) Plan *plan = NULL;
+	Profile *p = NULL;
+	Plan *plan = NULL;
 	ProfileSettings settings;
 	int r;
 
 	r = manager_compute(m, name, &p, &settings, &plan, ret_error);
 	if (r < 0)
 		return r;
+	return manager_switch_computed(m, name, source, p, &settings, plan, ret_error);
+}
+
+int manager_switch_computed(Manager *m, const char *name, const char *source, Profile *profile,
+			    ProfileSettings *computed, Plan *computed_plan, char **ret_error)
+{
+	_cleanup_(profile_freep) Profile *p = profile;
+	_cleanup_(plan_freep) Plan *plan = computed_plan;
+	ProfileSettings settings = *computed;
+	int r;
+
 	if (!m->session.config->partial_apply) {
 		_cleanup_free_ char *unsupported = manager_unsupported(m, plan);
 
