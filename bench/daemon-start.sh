@@ -158,9 +158,11 @@ try:
     print(f"  {'lscpu (anchor)':<14} {med(w):>8.1f} ({min(w):.1f}-{max(w):.1f}){'':>3} {med([a[1] for a in anc]):>14.1f}")
 
     # Where the time goes: the phases topotuned -v logs, in separate runs.
-    phases = {}
+    phases, walls = {}, []
     for i in range(RUNS):
-        for line in start(daemon, verbose=True)[4].splitlines():
+        r = start(daemon, verbose=True)
+        walls.append(r[0])
+        for line in r[4].splitlines():
             m = re.search(r"start-up: (.+?) ([0-9.]+) ms", line)
             if m:
                 phases.setdefault(m.group(1), []).append(float(m.group(2)))
@@ -168,6 +170,8 @@ try:
         print(f"\n  where the time goes ({daemon} -v, {RUNS} runs; wall ms per phase, median):")
         for k, v in phases.items():
             print(f"    {k:<44} {med(v):>7.2f}")
+        rest = med(walls) - sum(med(v) for v in phases.values())
+        print(f"    {'the rest: exec, dynamic linking, main() setup':<44} {rest:>7.2f}   (spawn -> READY=1 {med(walls):.2f})")
 finally:
     for p in reversed(live):
         stop(p)
