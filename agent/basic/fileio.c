@@ -201,6 +201,24 @@ out:
 	return r;
 }
 
+/* openat2(); -ENOSYS (and the walk from then on) where the kernel has none. */
+static int openat2_retry(int dir_fd, const char *rel, const struct open_how *oh)
+{
+	for (unsigned i = 0; i < 16; i++) {
+		long fd = syscall(SYS_openat2, dir_fd, rel, oh, sizeof(*oh));
+
+		if (fd >= 0)
+			return (int)fd;
+		/* A rename somewhere in the tree raced with "..": the kernel asks to retry. */
+		if (errno == EAGAIN)
+			continue;
+		if (errno == ENOSYS)
+			have_openat2 = 0;
+		return negative_errno();
+	}
+	return -EAGAIN;
+}
+
 int open_beneath(int dir_fd, const char *path, int flags, unsigned mode, FileResolve how)
 {
 	const char *rel = path_relative(path);
@@ -212,22 +230,10 @@ int open_beneath(int dir_fd, const char *path, int flags, unsigned mode, FileRes
 			.resolve = how == FILEIO_READ ? RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS
 						       : RESOLVE_BENEATH | RESOLVE_NO_SYMLINKS | RESOLVE_NO_MAGICLINKS,
 		};
+		int fd = openat2_retry(dir_fd, rel, &oh);
 
-		for (unsigned i = 0; i < 16; i++) {
-			long fd = syscall(SYS_openat2, dir_fd, rel, &oh, sizeof(oh));
-
-			if (fd >= 0)
-				return (int)fd;
-			/* A rename somewhere in the tree raced with "..": the kernel asks to retry. */
-			if (errno == EAGAIN)
-				continue;
-			if (errno != ENOSYS)
-				return negative_errno();
-			have_openat2 = 0;
-			break;
-		}
-		if (have_openat2)
-			return -EAGAIN;
+		if (fd != -ENOSYS)
+			return fd;
 	}
 	return walk_open(dir_fd, rel, flags, (mode_t)mode, how == FILEIO_READ);
 }
@@ -441,20 +447,11 @@ int read_line_at(int dir_fd, const char *path, char **ret)
 	return 0;
 }
 
-int read_line_buf_at(int dir_fd, const char *path, char *buf, size_t size)
+/* The first line of @fd into @buf, as read_line_buf_at() says. */
+static int read_line_fd(int fd, char *buf, size_t size)
 {
-	_cleanup_close_ int fd = -EBADF;
 	size_t have = 0;
 	char *nl;
-
-	assert(path);
-	assert(buf);
-
-	if (size == 0)
-		return -ENOBUFS;
-	fd = open_regular(dir_fd, path, FILEIO_READ);
-	if (fd < 0)
-		return fd;
 
 	/* Short reads and EINTR only mean "read again", until a newline or EOF. */
 	for (;;) {
@@ -490,6 +487,59 @@ int read_line_buf_at(int dir_fd, const char *path, char *buf, size_t size)
 	buf[have] = '\0';
 	/* A NUL inside the line ends it, as for read_line_at()'s string. */
 	return (int)strlen(strip_trailing(buf));
+}
+
+int read_line_buf_at(int dir_fd, const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = -EBADF;
+
+	assert(path);
+	assert(buf);
+
+	if (size == 0)
+		return -ENOBUFS;
+	fd = open_regular(dir_fd, path, FILEIO_READ);
+	if (fd < 0)
+		return fd;
+	return read_line_fd(fd, buf, size);
+}
+
+/*
+ * What open_regular() proves with an fstat() per file, proven here by
+ * where the file is and by how it is opened: see fileio.h.
+ */
+static int open_attr(int dir_fd, const char *path)
+{
+	const char *rel = path_relative(path);
+
+	if (use_openat2()) {
+		struct open_how oh = {
+			.flags = O_RDONLY | O_NOCTTY | O_NONBLOCK | O_CLOEXEC,
+			.resolve = RESOLVE_IN_ROOT | RESOLVE_NO_MAGICLINKS | RESOLVE_NO_XDEV,
+		};
+		int fd = openat2_retry(dir_fd, rel, &oh);
+
+		if (fd != -ENOSYS)
+			return fd;
+	}
+	/* The walk (kernels before 5.6) keeps the fstat(): it makes several calls per component anyway. */
+	return open_regular(dir_fd, rel, FILEIO_READ);
+}
+
+int read_attr_at(int dir_fd, const char *path, char *buf, size_t size)
+{
+	_cleanup_close_ int fd = -EBADF;
+
+	assert(path);
+	assert(buf);
+
+	if (size == 0)
+		return -ENOBUFS;
+	fd = open_attr(dir_fd, path);
+	if (fd < 0)
+		return fd;
+	/* A directory opens and says -EISDIR at read(), as open_regular() says it. */
+	return read_line_fd(fd, buf, size);
 }
 
 int read_int_at(int dir_fd, const char *path, int *ret)

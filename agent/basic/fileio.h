@@ -83,6 +83,20 @@ int read_line_at(int dir_fd, const char *path, char **ret);
  */
 int read_line_buf_at(int dir_fd, const char *path, char *buf, size_t size);
 
+/*
+ * Kernel attributes in bulk (the topology's thousand sysfs files): what
+ * read_line_buf_at() does, without its fstat() per file. The file is
+ * resolved as FILEIO_READ says and, besides, never on another mount than
+ * @dir_fd (openat2()'s RESOLVE_NO_XDEV: -EXDEV): below a directory of the
+ * live sysfs or procfs everything is then the kernel's own attribute, never
+ * a FIFO or a device, with nothing to check per file. In a --root tree (a
+ * plain directory) a FIFO cannot block either: the open is O_NONBLOCK, and
+ * read() of a FIFO gives 0 (no writer: an empty line) or -EAGAIN, never a
+ * wait. Only the readers above refuse it by name (-EBADFD), as the
+ * configuration files need. Without openat2() this is read_line_buf_at().
+ */
+int read_attr_at(int dir_fd, const char *path, char *buf, size_t size);
+
 int read_int_at(int dir_fd, const char *path, int *ret);
 int read_unsigned_at(int dir_fd, const char *path, unsigned *ret);
 

@@ -8,7 +8,7 @@
 #include <getopt.h>
 #include <signal.h>
 #include <sys/wait.h>
-#include <systemd/sd-bus.h>
+#include "sd-bus-dl.h"
 #include <unistd.h>
 
 #include "ctl.h"
@@ -30,6 +30,11 @@ static int bus_open(const CtlContext *ctx, sd_bus **ret)
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	int has = 0, r;
 
+	r = sd_bus_dl_open();
+	if (r < 0) {
+		log_debug_errno(r, "Failed to load libsystemd.so.0 for sd-bus: %m");
+		return -ENOTCONN;
+	}
 	if (ctx->bus_address) {
 		r = sd_bus_new(&bus);
 		if (r >= 0)

@@ -2,7 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
-#include <systemd/sd-bus.h>
+#include "sd-bus-dl.h"
 
 #include "ctl.h"
 

@@ -490,6 +490,15 @@ typedef struct LevelSummary {
 	char *flags;
 	CpuSet covered;
 	char **spans;
+	/*
+	 * The distinct spans seen (spans[i] is seen[i] formatted), found by
+	 * their hash: every CPU's domain is added, and comparing each with the
+	 * spans so far as text (640 CPUs, 320 SMT spans) was most of a switch.
+	 */
+	CpuSet *seen;
+	size_t n_seen;
+	unsigned *table;       /* open addressing: 1 + index into seen[]; 0 empty */
+	size_t table_size;     /* a power of two, at least twice n_seen */
 } LevelSummary;
 
 #define LEVELS_MAX 32
@@ -500,12 +509,66 @@ static void levels_done(LevelSummary *l)
 		free(l[i].flags);
 		cpuset_done(&l[i].covered);
 		strv_free(l[i].spans);
+		for (size_t k = 0; k < l[i].n_seen; k++)
+			cpuset_done(&l[i].seen[k]);
+		free(l[i].seen);
+		free(l[i].table);
 	}
 }
 
-static int level_add(LevelSummary *l, int level, const char *name, const char *flags, const CpuSet *span)
+static uint64_t span_hash(const CpuSet *s)
+{
+	size_t n = s->n_words;
+	uint64_t h = UINT64_C(1469598103934665603);
+
+	/* Equal sets may differ in trailing zero words. */
+	while (n > 0 && !s->bits[n - 1])
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ s->bits[i]) * UINT64_C(1099511628211);
+		h ^= h >> 29;
+	}
+	return h;
+}
+
+/* The slot of @span in @l's table: its entry, or the empty slot where it goes. */
+static unsigned *span_slot(LevelSummary *l, const CpuSet *span, uint64_t h)
+{
+	size_t mask = l->table_size - 1;
+
+	for (size_t i = h & mask;; i = (i + 1) & mask)
+		if (!l->table[i] || cpuset_equal(&l->seen[l->table[i] - 1], span))
+			return &l->table[i];
+}
+
+static int span_table_grow(LevelSummary *l)
+{
+	size_t size = l->table_size ? l->table_size * 2 : 64;
+	unsigned *t = calloc(size, sizeof(unsigned)), *old = l->table;
+	CpuSet *seen = reallocarray(l->seen, size / 2, sizeof(CpuSet));
+
+	if (!t || !seen) {
+		free(t);
+		if (seen)
+			l->seen = seen;
+		return -ENOMEM;
+	}
+	l->seen = seen;
+	l->table = t;
+	l->table_size = size;
+	for (size_t k = 0; k < l->n_seen; k++)
+		*span_slot(l, &l->seen[k], span_hash(&l->seen[k])) = (unsigned)k + 1;
+	free(old);
+	return 0;
+}
+
+/* @flags is formatted (by domain_flags_to_string()) only for a level's first domain. */
+static int level_add(LevelSummary *l, int level, const char *name, const char *flags, unsigned flag_bits,
+		     const CpuSet *span)
 {
 	_cleanup_free_ char *s = NULL;
+	unsigned *slot;
+	uint64_t h;
 	int r;
 
 	if (level < 0 || level >= LEVELS_MAX)
@@ -514,17 +577,31 @@ static int level_add(LevelSummary *l, int level, const char *name, const char *f
 	if (!l->used) {
 		l->used = true;
 		snprintf(l->name, sizeof(l->name), "%s", name);
-		if (flags && !(l->flags = strdup(flags)))
-			return -ENOMEM;
+		r = flags ? ((l->flags = strdup(flags)) ? 0 : -ENOMEM) : domain_flags_to_string(flag_bits, &l->flags);
+		if (r < 0)
+			return r;
 	}
 	r = cpuset_or(&l->covered, span);
 	if (r < 0)
 		return r;
+	if (2 * (l->n_seen + 1) > l->table_size) {
+		r = span_table_grow(l);
+		if (r < 0)
+			return r;
+	}
+	h = span_hash(span);
+	slot = span_slot(l, span, h);
+	if (*slot)
+		return 0;
+	l->seen[l->n_seen] = (CpuSet) {};
+	r = cpuset_copy(&l->seen[l->n_seen], span);
+	if (r < 0)
+		return r;
+	l->n_seen++;
+	*slot = (unsigned)l->n_seen;
 	r = cpuset_format_list(span, &s);
 	if (r < 0)
 		return r;
-	if (strv_contains(l->spans, s))
-		return 0;
 	return strv_push(&l->spans, TAKE_PTR(s));
 }
 
@@ -539,7 +616,7 @@ static int layout_levels(Manager *m, LevelSummary *l)
 				char name[16];
 
 				snprintf(name, sizeof(name), "%s", *d->name ? d->name : "domain");
-				r = level_add(l, d->level >= 0 ? d->level : d->index, name, d->flags ?: "", &d->span);
+				r = level_add(l, d->level >= 0 ? d->level : d->index, name, d->flags ?: "", 0, &d->span);
 				if (r < 0)
 					return r;
 			}
@@ -552,9 +629,7 @@ static int layout_levels(Manager *m, LevelSummary *l)
 			const SchedDomain *d = &m->predicted->cpus[c].sd[i];
 			_cleanup_free_ char *flags = NULL;
 
-			r = domain_flags_to_string(d->flags, &flags);
-			if (r >= 0)
-				r = level_add(l, d->level, d->name, flags, &d->span);
+			r = level_add(l, d->level, d->name, NULL, d->flags, &d->span);
 			if (r < 0)
 				return r;
 		}
@@ -723,6 +798,7 @@ static int switch_profile(Manager *m, const char *name, const char *source, sd_b
 		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
 
 	/* Validate: the profile loads. */
+	/* Validate: the profile loads. The plan is then the one applied: computed once. */
 	r = manager_compute(m, name, &p, &settings, &plan, &err);
 	if (r < 0 && !name && m->reload_pending) {
 		/* A reload whose configuration selects a profile that does not load. */
@@ -732,10 +808,9 @@ static int switch_profile(Manager *m, const char *name, const char *source, sd_b
 	m->reload_pending = false;
 	if (r < 0)
 		return reply_error(error, r, name ? name : "selected profile", err);
-	profile_settings_done(&settings);
 
 	m->applying = true;
-	r = manager_switch(m, name, source, &err);
+	r = manager_switch_computed(m, name, source, TAKE_PTR(p), &settings, TAKE_PTR(plan), &err);
 	m->applying = false;
 	manager_emit_changed(m);
 	if (r == -EOPNOTSUPP)

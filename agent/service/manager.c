@@ -536,14 +536,25 @@ static void notify_status(Manager *m)
 
 int manager_switch(Manager *m, const char *name, const char *source, char **ret_error)
 {
-	_cleanup_(profile_freep) Profile *p = NULL;
-	_cleanup_(plan_freep) Plan *plan = NULL;
+	Profile *p = NULL;
+	Plan *plan = NULL;
 	ProfileSettings settings;
 	int r;
 
 	r = manager_compute(m, name, &p, &settings, &plan, ret_error);
 	if (r < 0)
 		return r;
+	return manager_switch_computed(m, name, source, p, &settings, plan, ret_error);
+}
+
+int manager_switch_computed(Manager *m, const char *name, const char *source, Profile *profile,
+			    ProfileSettings *computed, Plan *computed_plan, char **ret_error)
+{
+	_cleanup_(profile_freep) Profile *p = profile;
+	_cleanup_(plan_freep) Plan *plan = computed_plan;
+	ProfileSettings settings = *computed;
+	int r;
+
 	if (!m->session.config->partial_apply) {
 		_cleanup_free_ char *unsupported = manager_unsupported(m, plan);
 

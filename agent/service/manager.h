@@ -194,6 +194,13 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 char *manager_unsupported(const Manager *m, const Plan *plan);
 /* Apply the plan of @name (NULL: selected); takes effect only on success. */
 int manager_switch(Manager *m, const char *name, const char *source, char **ret_error);
+/*
+ * manager_switch() with what manager_compute() gave for @name (consumed,
+ * whatever the outcome): a caller that validated by computing applies that
+ * plan rather than computing it again.
+ */
+int manager_switch_computed(Manager *m, const char *name, const char *source, Profile *profile,
+			    ProfileSettings *computed, Plan *computed_plan, char **ret_error);
 int manager_revert(Manager *m, const char *source);
 /* Forget the hold (no journal, no apply): its fields freed, its tracking ended. */
 void manager_hold_clear(Manager *m);

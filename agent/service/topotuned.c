@@ -7,6 +7,7 @@
  */
 #include <getopt.h>
 #include <signal.h>
+#include <time.h>
 #include <systemd/sd-daemon.h>
 
 #include "config.h"
@@ -141,6 +142,51 @@ static int parse_argv(int argc, char *argv[], Manager *m)
 	return 1;
 }
 
+/*
+ * The starting point of PropertiesChanged (manager_note_properties()), after
+ * READY=1: rendering every property, DomainLayout's text included, is no
+ * first client's business. As the loop's first event, before any bus
+ * message is read, it still sees exactly what a first client would.
+ */
+static int on_first_iteration(sd_event_source *s, void *userdata)
+{
+	manager_note_properties(userdata);
+	return 0;
+}
+
+static int defer_note_properties(Manager *m)
+{
+	_cleanup_(sd_event_source_unrefp) sd_event_source *s = NULL;
+	int r;
+
+	r = sd_event_add_defer(m->event, &s, on_first_iteration, m);
+	if (r >= 0)
+		r = sd_event_source_set_priority(s, SD_EVENT_PRIORITY_IMPORTANT);
+	if (r >= 0)
+		r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (r >= 0)
+		r = sd_event_source_set_floating(s, true);
+	return r;
+}
+
+/*
+ * Where start-up goes, at debug level ("start-up: PHASE N.NN ms", wall time
+ * since the previous phase): bench/daemon-start.sh collects it.
+ */
+static void phase_done(const char *name)
+{
+	static struct timespec last;
+	struct timespec now;
+
+	if (log_get_max_level() < LOG_DEBUG)
+		return;
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	if (last.tv_sec || last.tv_nsec)
+		log_debug("start-up: %s %.2f ms", name,
+			  (double)(now.tv_sec - last.tv_sec) * 1e3 + (double)(now.tv_nsec - last.tv_nsec) / 1e6);
+	last = now;
+}
+
 static int run(int argc, char *argv[])
 {
 	_cleanup_(manager_freep) Manager *m = NULL;
@@ -154,6 +200,7 @@ static int run(int argc, char *argv[])
 	r = parse_argv(argc, argv, m);
 	if (r <= 0)
 		return r;
+	phase_done("main");
 
 	r = sd_event_default(&m->event);
 	if (r < 0)
@@ -195,12 +242,15 @@ static int run(int argc, char *argv[])
 		return log_error_errno(r, "%s is already owned: is topotuned running already?", TOPOTUNE_BUS_NAME);
 	if (r < 0)
 		return log_error_errno(r, "Failed to acquire the bus name %s: %m", TOPOTUNE_BUS_NAME);
+	phase_done("event loop, bus, name");
 	r = manager_discover(m);
 	if (r < 0)
 		return r;
+	phase_done("discovery (topology, kernel probe)");
 	r = manager_load_config(m, &err);
 	if (r < 0)
 		return log_error_errno(r, "%s", err ?: "Failed to load the configuration");
+	phase_done("configuration");
 
 	/* A record left by a run that did not stop cleanly: restore first, then plan on true originals. */
 	r = manager_recover(m);
@@ -211,6 +261,7 @@ static int run(int argc, char *argv[])
 	r = manager_workload_setup(m);
 	if (r > 0)
 		log_info("%d workload rule%s loaded.", r, r == 1 ? "" : "s");
+	phase_done("recovery, workload rules");
 
 	/* A profile that does not load or apply changes nothing: serve State=failed and say why. */
 	r = manager_switch(m, NULL, "start", &err);
@@ -231,6 +282,7 @@ static int run(int argc, char *argv[])
 		m->state = MANAGER_FAILED;
 		log_error("Starting without tuning: %s", m->plan_error);
 	}
+	phase_done("plan and apply");
 	r = manager_arm_verify_timer(m);
 	if (r < 0)
 		return r;
@@ -241,15 +293,19 @@ static int run(int argc, char *argv[])
 	r = manager_listen(m);
 	if (r < 0)
 		return r;
+	phase_done("metrics, listeners");
 
-	/* What a client reads now is its starting point: later PropertiesChanged carry differences. */
-	manager_note_properties(m);
+	/* What a client reads first is its starting point: later PropertiesChanged carry differences. */
+	r = defer_note_properties(m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to schedule the first property snapshot: %m");
 	r = manager_status_text(m, &status);
 	if (r < 0)
 		return log_oom();
 	notify = strprintf("READY=1\nSTATUS=%s", status);
 	if (!notify)
 		return log_oom();
+	phase_done("status");
 	(void)sd_notify(false, notify);
 	log_info("Ready: %s", status);
 

@@ -43,7 +43,6 @@ Topology *topology_free(Topology *t)
 	cpuset_done(&t->missing);
 	group_list_done(&t->packages);
 	group_list_done(&t->dies);
-	group_list_done(&t->clusters);
 	group_list_done(&t->cores);
 	group_list_done(&t->l2s);
 	group_list_done(&t->llcs);
@@ -83,7 +82,7 @@ static int group_add(TopoGroupList *l, int id)
 	return (int)l->n++;
 }
 
-/* The group @id (of package index @package, for dies and clusters), or -1. */
+/* The group @id (of package index @package, for dies), or -1. */
 static int group_find(const TopoGroupList *l, int id, int package)
 {
 	for (size_t i = 0; i < l->n; i++)
@@ -101,7 +100,7 @@ static int read_attr(int fd, const char *path, char *buf, size_t size, char **re
 {
 	int r;
 
-	r = read_line_buf_at(fd, path, buf, size);
+	r = read_attr_at(fd, path, buf, size);
 	if (r == -ENOBUFS) {
 		r = read_line_at(fd, path, ret_long);
 		if (r < 0)
@@ -146,7 +145,7 @@ static int read_int_attr(int root_fd, const char *path, int *ret)
 	char buf[64];
 	int r;
 
-	r = read_line_buf_at(root_fd, path, buf, sizeof(buf));
+	r = read_attr_at(root_fd, path, buf, sizeof(buf));
 	if (r < 0)
 		return r == -ENOBUFS ? -ERANGE : r;
 	return safe_atoi(buf, ret);
@@ -157,7 +156,7 @@ static int read_unsigned_attr(int root_fd, const char *path, unsigned *ret)
 	char buf[64];
 	int r;
 
-	r = read_line_buf_at(root_fd, path, buf, sizeof(buf));
+	r = read_attr_at(root_fd, path, buf, sizeof(buf));
 	if (r < 0)
 		return r == -ENOBUFS ? -ERANGE : r;
 	return safe_atou(buf, ret);
@@ -406,8 +405,8 @@ static int load_cpu_sets(int cpu_fd, Topology *t, CpuSet *ret_nodir)
 	}
 	for (unsigned i = 0; i < t->n_slots; i++)
 		t->cpus[i] = (TopoCpu) {
-			.package_id = -1, .die_id = -1, .cluster_id = -1, .core_id = -1, .node_id = -1,
-			.package = -1, .die = -1, .cluster = -1, .core = -1, .l2 = -1, .llc = -1, .node = -1,
+			.package_id = -1, .die_id = -1, .core_id = -1, .node_id = -1,
+			.package = -1, .die = -1, .core = -1, .l2 = -1, .llc = -1, .node = -1,
 			.kind = -1,
 		};
 	CPUSET_FOREACH(cpu, &t->online)
@@ -425,21 +424,6 @@ static int read_id(int cpu_fd, int cpu, const char *name, int *ret)
 
 	path_join(path, sizeof(path), "cpu", num(nb, cpu), "/topology/", name, NULL);
 	return read_int_attr(cpu_fd, path, ret);
-}
-
-/* Add @cpu to the group @id of @package, creating it. */
-static int group_join(TopoGroupList *l, int id, int package, int cpu, int *ret_index)
-{
-	int i = group_find(l, id, package);
-
-	if (i < 0) {
-		i = group_add(l, id);
-		if (i < 0)
-			return i;
-		l->items[i].package = package;
-	}
-	*ret_index = i;
-	return cpuset_add(&l->items[i].cpus, (unsigned)cpu);
 }
 
 /* The group of @l whose CPU set already holds @cpu, or -1. */
@@ -527,7 +511,7 @@ static int load_package_and_die(int cpu_fd, Topology *t, int cpu)
 	return 0;
 }
 
-/* One online CPU's core, package, die and cluster. */
+/* One online CPU's core, package and die. */
 static int load_one_cpu(int cpu_fd, Topology *t, int cpu)
 {
 	TopoCpu *c = &t->cpus[cpu];
@@ -549,11 +533,9 @@ static int load_one_cpu(int cpu_fd, Topology *t, int cpu)
 
 		c->package_id = first->package_id;
 		c->die_id = first->die_id;
-		c->cluster_id = first->cluster_id;
 		c->core_id = first->core_id;
 		c->package = first->package;
 		c->die = first->die;
-		c->cluster = first->cluster;
 		r = cpuset_add(&t->packages.items[c->package].cpus, (unsigned)cpu);
 		if (r >= 0 && c->die >= 0)
 			r = cpuset_add(&t->dies.items[c->die].cpus, (unsigned)cpu);
@@ -563,9 +545,10 @@ static int load_one_cpu(int cpu_fd, Topology *t, int cpu)
 		r = load_package_and_die(cpu_fd, t, cpu);
 		if (r < 0)
 			return r;
-		if (read_id(cpu_fd, cpu, "cluster_id", &c->cluster_id) < 0)
-			c->cluster_id = -1;
-		/* core_id is not read: cores are the thread_siblings sets; no one uses the id. */
+		/*
+		 * Neither core_id nor cluster_id is read: cores are the
+		 * thread_siblings sets, and nothing uses the ids or clusters.
+		 */
 
 		path_join(dir, sizeof(dir), "cpu", num(nb, cpu), "/topology", NULL);
 		r = read_set_sources(cpu_fd, t, "/" CPU_DIR "/", dir,
@@ -599,15 +582,11 @@ static int load_one_cpu(int cpu_fd, Topology *t, int cpu)
 		}
 	}
 
-	if (c->cluster >= 0)
-		r = cpuset_add(&t->clusters.items[c->cluster].cpus, (unsigned)cpu);
-	else if (c->cluster_id >= 0)
-		r = group_join(&t->clusters, c->cluster_id, c->package, cpu, &c->cluster);
-	return r < 0 ? r : 0;
+	return 0;
 }
 
 /*
- * Every online CPU's core, package, die and cluster. A CPU that cpu/online
+ * Every online CPU's core, package and die. A CPU that cpu/online
  * lists but that has no cpuN directory (@nodir) is real if another CPU's
  * sibling list names it: it takes its place from that list, with a note.
  * One that nothing else names is not counted at all (a damaged or
@@ -944,16 +923,16 @@ static int load_caches(int cpu_fd, Topology *t, const CpuSet *nodir)
  * node/online, else node/possible, when their size says so; else the node
  * directories.
  */
-static int distance_columns(int root_fd, const CpuSet *dirs, size_t n_values, CpuSet *ret)
+static int distance_columns(int node_fd, const CpuSet *dirs, size_t n_values, CpuSet *ret)
 {
-	if (read_cpulist_at(root_fd, NODE_DIR "/online", ret) >= 0 && cpuset_count(ret) == n_values)
+	if (read_cpulist_at(node_fd, "online", ret) >= 0 && cpuset_count(ret) == n_values)
 		return 0;
-	if (read_cpulist_at(root_fd, NODE_DIR "/possible", ret) >= 0 && cpuset_count(ret) == n_values)
+	if (read_cpulist_at(node_fd, "possible", ret) >= 0 && cpuset_count(ret) == n_values)
 		return 0;
 	return cpuset_copy(ret, dirs);
 }
 
-static int load_distances(int root_fd, Topology *t, const CpuSet *dirs)
+static int load_distances(int node_fd, Topology *t, const CpuSet *dirs)
 {
 	size_t n = t->nodes.n;
 	_cleanup_free_ unsigned *d = NULL;
@@ -971,10 +950,10 @@ static int load_distances(int root_fd, Topology *t, const CpuSet *dirs)
 		const char *line;
 		size_t m;
 
-		path_join(path, sizeof(path), NODE_DIR "/node", num(nb, t->nodes.items[i].id), "/distance", NULL);
-		r = read_attr(root_fd, path, buf, sizeof(buf), &l, &line);
+		path_join(path, sizeof(path), "node", num(nb, t->nodes.items[i].id), "/distance", NULL);
+		r = read_attr(node_fd, path, buf, sizeof(buf), &l, &line);
 		if (r < 0) {
-			r = note(t, "/%s: %s, distances unknown", path, strerror(-r));
+			r = note(t, "/" NODE_DIR "/%s: %s, distances unknown", path, strerror(-r));
 			goto out;
 		}
 		r = strv_split(line, WHITESPACE, &words);
@@ -988,12 +967,12 @@ static int load_distances(int root_fd, Topology *t, const CpuSet *dirs)
 		 * The first row's size decides, as the kernel prints all alike.
 		 */
 		if (i == 0) {
-			r = m == n ? cpuset_copy(&columns, dirs) : distance_columns(root_fd, dirs, m, &columns);
+			r = m == n ? cpuset_copy(&columns, dirs) : distance_columns(node_fd, dirs, m, &columns);
 			if (r < 0)
 				goto out;
 		}
 		if (m != n && m != cpuset_count(&columns)) {
-			r = note(t, "/%s: %zu values for %zu nodes, distances unknown", path, m, n);
+			r = note(t, "/" NODE_DIR "/%s: %zu values for %zu nodes, distances unknown", path, m, n);
 			goto out;
 		}
 		for (size_t j = 0; j < n; j++) {
@@ -1009,7 +988,7 @@ static int load_distances(int root_fd, Topology *t, const CpuSet *dirs)
 				}
 			}
 			if (col >= m || safe_atou_base(words[col], 10, &d[i * n + j]) < 0) {
-				r = note(t, "/%s: bad or missing value for node%d, distances unknown", path, id);
+				r = note(t, "/" NODE_DIR "/%s: bad or missing value for node%d, distances unknown", path, id);
 				goto out;
 			}
 		}
@@ -1021,12 +1000,15 @@ out:
 	return r;
 }
 
+/* The node files are opened below sys/devices/system/node, as the CPU files below cpu. */
 static int load_nodes(int root_fd, Topology *t)
 {
+	_cleanup_close_ int node_fd = -EBADF;
 	CpuSet ids = {};
 	int r;
 
-	r = scan_numbered_dir(root_fd, NODE_DIR, "node", &ids);
+	node_fd = open_beneath(root_fd, NODE_DIR, O_PATH | O_DIRECTORY, 0, FILEIO_READ);
+	r = node_fd < 0 ? node_fd : scan_numbered_dir(node_fd, ".", "node", &ids);
 	if (r < 0 || cpuset_is_empty(&ids)) {
 		int g;
 
@@ -1054,8 +1036,8 @@ static int load_nodes(int root_fd, Topology *t)
 		g = group_add(&t->nodes, id);
 		if (g < 0)
 			goto fail;
-		path_join(dir, sizeof(dir), NODE_DIR "/node", num(nb, id), NULL);
-		r = read_set_sources(root_fd, t, "/", dir, (const char *const[]) { "cpulist", "cpumap", NULL }, -1,
+		path_join(dir, sizeof(dir), "node", num(nb, id), NULL);
+		r = read_set_sources(node_fd, t, "/" NODE_DIR "/", dir, (const char *const[]) { "cpulist", "cpumap", NULL }, -1,
 				     &t->nodes.items[g].cpus, why, sizeof(why));
 		if (r == -ENOMEM)
 			goto fail;
@@ -1067,7 +1049,7 @@ static int load_nodes(int root_fd, Topology *t)
 		CPUSET_FOREACH(cpu, &t->nodes.items[g].cpus) {
 			if (t->cpus[cpu].node >= 0) {
 				/* Firmware that puts a CPU in several nodes: the first wins. */
-				note(t, "/%s/cpulist: cpu%d is already in node%d, ignored here", dir, cpu,
+				note(t, "/" NODE_DIR "/%s/cpulist: cpu%d is already in node%d, ignored here", dir, cpu,
 				     t->cpus[cpu].node_id);
 				cpuset_remove(&t->nodes.items[g].cpus, (unsigned)cpu);
 				continue;
@@ -1076,7 +1058,7 @@ static int load_nodes(int root_fd, Topology *t)
 			t->cpus[cpu].node_id = id;
 		}
 	}
-	r = load_distances(root_fd, t, &ids);
+	r = load_distances(node_fd, t, &ids);
 	cpuset_done(&ids);
 	return r;
 fail:
@@ -1284,7 +1266,7 @@ static int load_kinds(int root_fd, int cpu_fd, Topology *t)
 		}
 		if (midr) {
 			path_join(path, sizeof(path), "cpu", num(nb, cpu), "/regs/identification/midr_el1", NULL);
-			r = read_line_buf_at(cpu_fd, path, buf, sizeof(buf));
+			r = read_attr_at(cpu_fd, path, buf, sizeof(buf));
 			if (r >= 0)
 				r = parse_midr(buf, &facts[cpu].implementer, &facts[cpu].part);
 			if (r >= 0)

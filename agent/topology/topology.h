@@ -8,7 +8,7 @@
 
 /*
  * The machine's CPU topology as sysfs shows it: CPUs, SMT siblings, cores,
- * clusters, dies, packages, L2 and last-level cache groups, NUMA nodes and
+ * dies, packages, L2 and last-level cache groups, NUMA nodes and
  * their distances. Everything is read below a root fd. What is missing is
  * recorded in @notes (naming the path) and left unknown; nothing is guessed
  * and presented as fact.
@@ -17,15 +17,15 @@
 typedef struct TopoCpu {
 	bool online;
 	/* Kernel ids as sysfs reports them; -1 unknown. */
-	int package_id, die_id, cluster_id, core_id, node_id;
+	int package_id, die_id, core_id, node_id;
 	/* Indexes into the Topology group arrays; -1 unknown. */
-	int package, die, cluster, core, l2, llc, node;
+	int package, die, core, l2, llc, node;
 	int kind;      /* index into Topology.kinds; -1 unknown */
 } TopoCpu;
 
 typedef struct TopoGroup {
 	int id;        /* kernel id of the package/die/node/cache; -1 none */
-	int package;   /* dies and clusters: index of their package (ids repeat per package); else -1 */
+	int package;   /* dies: index of their package (ids repeat per package); else -1 */
 	CpuSet cpus;   /* online CPUs of the group */
 } TopoGroup;
 
@@ -71,7 +71,7 @@ typedef struct Topology {
 	 */
 	CpuSet missing;
 
-	TopoGroupList packages, dies, clusters, cores, l2s, llcs, nodes;
+	TopoGroupList packages, dies, cores, l2s, llcs, nodes;
 	unsigned llc_level;        /* cache level of the LLC groups, 0 unknown */
 
 	/* nodes.n x nodes.n, by node index; NULL when any row is missing. */

@@ -75,7 +75,7 @@ static void check_topology(const Topology *t)
 		fuzz_assert(c->online);
 		fuzz_assert(c->package < (int)t->packages.n && c->core < (int)t->cores.n);
 		fuzz_assert(c->llc < (int)t->llcs.n && c->l2 < (int)t->l2s.n && c->node < (int)t->nodes.n);
-		fuzz_assert(c->die < (int)t->dies.n && c->cluster < (int)t->clusters.n);
+		fuzz_assert(c->die < (int)t->dies.n);
 	}
 	(void)topology_cpu_nodes(t);
 	for (size_t k = 0; k < t->kinds.n; k++) {

@@ -132,6 +132,18 @@ static void test_read(const char *mode)
 	free(s), s = NULL;
 	check_ctx(mode, dir_exists_at(root_fd, "sys/devices/system/cpu/cpu0/node0"));
 
+	/* The attribute reader follows the same rule. */
+	check_int(read_attr_at(root_fd, "proc/sys/kernel/sched_smt_buddy_assist", buf, sizeof(buf)), -ENOENT);
+	check_int(read_attr_at(root_fd, "proc/sys/kernel/rel_link", buf, sizeof(buf)), -ENOENT);
+	check_int(read_attr_at(root_fd, "sys/kernel/debug/secret", buf, sizeof(buf)), -ENOENT);
+	check_int(read_attr_at(root_fd, "proc/sys/kernel/abs_inside", buf, sizeof(buf)), 17);
+	check_str(buf, "root's own passwd");
+	check_int(read_attr_at(root_fd, "proc/sys/kernel/deep_rel", buf, sizeof(buf)), 17);
+	check_int(read_attr_at(root_fd, "sys/devices/system/cpu/cpu0/node0/cpulist", buf, sizeof(buf)), 3);
+	check_str(buf, "0-3");
+	check_int(read_attr_at(root_fd, "proc/sys/kernel/abs_inside", buf, 4), -ENOBUFS);
+	check_int(read_attr_at(root_fd, "sys/devices/system/node", buf, sizeof(buf)), -EISDIR);
+
 	/* Opened through the read rule, a directory below the root is a root of its own. */
 	fd = open_beneath(root_fd, "sys/devices/system/cpu", O_PATH | O_DIRECTORY, 0, FILEIO_READ);
 	check_ctx(mode, fd >= 0);
@@ -243,6 +255,39 @@ static void test_fifo(const char *mode)
 }
 
 /*
+ * The attribute reader has no fstat() to tell a FIFO; O_NONBLOCK keeps it
+ * from blocking all the same: no writer reads as an empty line, a writer
+ * with nothing written as -EAGAIN. The walk (@walk) refuses it by name.
+ */
+static void test_attr_fifo(bool walk, const char *mode)
+{
+	_cleanup_free_ char *p = strprintf("%s/etc/attr-fifo", root);
+	pid_t pid;
+	int status;
+
+	check(mkfifo(p, 0644) == 0);
+	pid = fork();
+	if (pid == 0) {
+		char buf[16];
+		int w, r1, r2;
+
+		alarm(5);
+		r1 = read_attr_at(root_fd, "etc/attr-fifo", buf, sizeof(buf));
+		/* A writer that never writes: the old blocking open()/read() would wait for it forever. */
+		w = open(p, O_RDWR | O_CLOEXEC);
+		r2 = read_attr_at(root_fd, "etc/attr-fifo", buf, sizeof(buf));
+		if (w < 0)
+			_exit(2);
+		if (walk)
+			_exit(r1 == -EBADFD && r2 == -EBADFD ? 0 : 1);
+		_exit(r1 == 0 && streq(buf, "") && r2 == -EAGAIN ? 0 : 1);
+	}
+	check(pid > 0 && waitpid(pid, &status, 0) == pid);
+	check_ctx(mode, WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	check(unlink(p) == 0);
+}
+
+/*
  * A kernel without openat2(), or a container whose seccomp filter predates
  * it: in a child whose filter answers openat2() with @err, before the first
  * open (the probe runs once), every rule holds through the walk.
@@ -270,6 +315,8 @@ static void test_no_openat2(int err, const char *mode)
 			_exit(2);
 		fileio_force_walk(false);   /* probe again, under the filter */
 		ok = read_line_buf_at(root_fd, "sys/devices/system/cpu/cpu0/node0/cpulist", buf, sizeof(buf)) == 3 &&
+		     read_attr_at(root_fd, "sys/devices/system/cpu/cpu0/node0/cpulist", buf, sizeof(buf)) == 3 &&
+		     read_attr_at(root_fd, "proc/sys/kernel/rel_link", buf, sizeof(buf)) == -ENOENT &&
 		     read_line_at(root_fd, "proc/sys/kernel/abs_inside", &s) == 0 && streq(s, "root's own passwd") &&
 		     read_line_buf_at(root_fd, "proc/sys/kernel/rel_link", buf, sizeof(buf)) == -ENOENT &&
 		     write_string_at(root_fd, "proc/sys/kernel/sched_smt_buddy_assist", "1") == -ELOOP &&
@@ -314,12 +361,14 @@ int main(void)
 	test_read("openat2");
 	test_write("openat2");
 	test_fifo("openat2");
+	test_attr_fifo(false, "openat2");
 	test_no_openat2(ENOSYS, "seccomp ENOSYS");
 	test_no_openat2(EPERM, "seccomp EPERM");
 	fileio_force_walk(true);
 	test_read("walk");
 	test_write("walk");
 	test_fifo("walk");
+	test_attr_fifo(true, "walk");
 
 	safe_close(root_fd);
 	cmd = strprintf("rm -rf '%s'", base);

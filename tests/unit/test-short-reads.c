@@ -175,7 +175,6 @@ static char *read_topology(int root)
 	append_set(&b, "offline", &t->offline);
 	append_groups(&b, "packages", &t->packages);
 	append_groups(&b, "dies", &t->dies);
-	append_groups(&b, "clusters", &t->clusters);
 	append_groups(&b, "cores", &t->cores);
 	append_groups(&b, "l2s", &t->l2s);
 	append_groups(&b, "llcs", &t->llcs);
@@ -188,9 +187,8 @@ static char *read_topology(int root)
 	for (unsigned c = 0; c < t->n_slots; c++) {
 		const TopoCpu *p = &t->cpus[c];
 
-		strbuf_appendf(&b, "cpu%u %d ids %d %d %d %d %d idx %d %d %d %d %d %d %d\n", c, p->online, p->package_id,
-			       p->die_id, p->cluster_id, p->core_id, p->node_id, p->package, p->die, p->cluster, p->core,
-			       p->l2, p->llc, p->node);
+		strbuf_appendf(&b, "cpu%u %d ids %d %d %d %d idx %d %d %d %d %d %d\n", c, p->online, p->package_id,
+			       p->die_id, p->core_id, p->node_id, p->package, p->die, p->core, p->l2, p->llc, p->node);
 	}
 	append_notes(&b, t->notes);
 	return done(&b);

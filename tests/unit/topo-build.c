@@ -68,9 +68,9 @@ int topo_build(const TopoSpec *s, Topology **ret)
 
 		*c = (TopoCpu) {
 			.online = online,
-			.package_id = (int)pkg, .die_id = -1, .cluster_id = -1,
+			.package_id = (int)pkg, .die_id = -1,
 			.core_id = (int)(core % s->cores_per_package), .node_id = (int)node,
-			.package = (int)pkg, .die = -1, .cluster = -1, .core = (int)core, .l2 = -1,
+			.package = (int)pkg, .die = -1, .core = (int)core, .l2 = -1,
 			.llc = (int)llc, .node = (int)node, .kind = -1,
 		};
 		if (!online) {
