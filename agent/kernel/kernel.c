@@ -98,11 +98,11 @@ const char *kernel_caps_entry(const KernelCaps *c, size_t i, bool *ret)
 {
 	size_t n = 0;
 
-	/* The controls with a file of their own; a boot parameter or the partition is no capability. */
+	/* The controls with a file (or socket) of their own; a boot parameter or the partition is no capability. */
 	for (size_t j = 0; j < kernel_control_count(); j++) {
 		const KernelControl *k = kernel_control_at(j);
 
-		if (k->kind != CONTROL_VALUE && k->kind != CONTROL_FEATURE)
+		if (k->kind == CONTROL_CMDLINE || k->kind == CONTROL_PARTITION)
 			continue;
 		if (n++ == i) {
 			*ret = c->controls[j].present;
