@@ -130,7 +130,8 @@ def slice_dir(root, partition_as_dir=False):
             f.write("member\n")
 
 
-WATCHED = ("proc/sys/kernel", "sys/kernel/debug/sched", "sys/fs/cgroup", "etc/default")
+WATCHED = ("proc/sys/kernel", "sys/kernel/debug/sched", "sys/fs/cgroup", "etc/default", "proc/irq",
+           "sys/devices/virtual/workqueue")
 
 
 def snapshot(root):
@@ -158,6 +159,15 @@ def norm(k, v):
 def snap_diff(a, b):
     keys = sorted(set(a) | set(b))
     return [k for k in keys if norm(k, a.get(k, b"<absent>")) != norm(k, b.get(k, b"<absent>"))]
+
+
+def cpulist(text):
+    """The CPUs of a cpulist ("0-5,8")."""
+    cpus = []
+    for part in filter(None, text.strip().split(",")):
+        a, _, b = part.partition("-")
+        cpus.extend(range(int(a), int(b or a) + 1))
+    return cpus
 
 
 def rd(root, rel):
@@ -416,11 +426,46 @@ try:
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", iso + "\n")   # what the kernel reports then
     v_ok, mism = mgr().Verify()
     check("Verify after hpc (kernel reports the partition): ok", bool(v_ok), str(mism))
+    # housekeeping = all (hpc): IRQs and unbound workqueues on the housekeeping CPUs.
+    hk = str(prop("HousekeepingCpus"))
+    st = settings()
+    want_hk = f"irqs {hk}; workqueues {hk}; irqbalance not running"
+    check("Settings: housekeeping all from hpc.ini, the IRQs' default and the workqueues on the housekeeping CPUs",
+          st.get("housekeeping", ("",) * 4)[:3] == (want_hk, want_hk, True)
+          and "profiles/hpc.ini:" in st["housekeeping"][3], str(st.get("housekeeping")))
+    check("hpc: /proc/irq/1 (was every CPU) and the node 0 device IRQ 24 keep off the isolated CPUs",
+          rd(main, "proc/irq/1/smp_affinity_list") == hk
+          and not set(cpulist(rd(main, "proc/irq/24/smp_affinity_list"))) & set(cpulist(iso))
+          and set(cpulist(rd(main, "proc/irq/24/smp_affinity_list"))) < set(cpulist(hk))
+          and rd(main, "proc/irq/0/smp_affinity_list") == "0",
+          rd(main, "proc/irq/1/smp_affinity_list") + " / " + rd(main, "proc/irq/24/smp_affinity_list"))
+    # An IRQ allocated since (a device bound): Verify names its file, Apply moves it.
+    os.makedirs(os.path.join(main, "proc/irq/77"))
+    wr(main, "proc/irq/77/smp_affinity_list", "0-383\n")
+    v_ok, mism = mgr().Verify()
+    check("Verify: a new IRQ on isolated CPUs is drift of housekeeping, by its path",
+          not v_ok and any(str(x[0]) == "housekeeping" and "/proc/irq/77/smp_affinity_list: " + hk == str(x[1])
+                           and "(an IRQ not moved yet)" in str(x[2]) for x in mism), str(mism))
+    err = call_error(mgr().Apply, False)
+    v_ok, mism = mgr().Verify()
+    check("Apply moves it; Verify ok again", err[0] is None and rd(main, "proc/irq/77/smp_affinity_list") == hk
+          and bool(v_ok), f"{err} {rd(main, 'proc/irq/77/smp_affinity_list')} {mism}")
+    steps, _ = mgr().Plan("hpc")
+    hks = [[str(x) for x in st] for st in steps if str(st[0]) == "housekeeping"]
+    check("Plan(hpc): the housekeeping step says what moves and what no runtime write moves",
+          len(hks) == 1 and any("IRQs have isolated CPUs in their affinity" in x and "nohz_full=" in x
+                                for x in hks[0]), str(hks))
     err = call_error(mgr().SetProfile, "throughput", False)
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", "\n")
     check("leaving hpc restores the slice's cpuset.cpus byte-exact and the partition mode",
           err[0] is None and not [k for k in snap_diff(orig, snapshot(main)) if "topotune.slice" in k],
           str(err) + str(snap_diff(orig, snapshot(main))))
+    check("leaving hpc restores /proc/irq and the workqueue cpumask byte-exact (IRQ 77 as it came)",
+          err[0] is None and not [k for k in snap_diff(orig, snapshot(main))
+                                  if ("proc/irq" in k or "workqueue" in k) and "irq/77" not in k]
+          and rd(main, "proc/irq/77/smp_affinity_list") == "0-383",
+          str(snap_diff(orig, snapshot(main))))
+    shutil.rmtree(os.path.join(main, "proc/irq/77"))
 
     # --- drift on demand --------------------------------------------------------------
     wr(main, SMT, "0\n")
@@ -1302,6 +1347,8 @@ try:
           and sample(sm, "topotune_setting_desired_info", setting="numa_balancing", value="keep") == 1
           and sample(sm, "topotune_setting_desired", setting="numa_balancing") is None
           and sample(sm, "topotune_setting_actual_info", setting="isolated_cpus", value="none") == 1
+          and sample(sm, "topotune_setting_desired_info", setting="housekeeping", value="keep") == 1
+          and sample(sm, "topotune_setting_in_sync", setting="housekeeping") == 1
           and not [k for k in sm if k[0] in ("topotune_setting_actual", "topotune_setting_desired")
                    and "value" in dict(k[1])], text[:3000])
     lb = sample(sm, "topotune_schedstat_lb_count_total", index="1", domain="MC", idle="newly_idle")
