@@ -1192,6 +1192,25 @@ static void test_empty_root(void)
 
 /* --- housekeeping: IRQs, workqueues, irqbalance ------------------------------ */
 
+static void check_file_at(const char *where, int fd, const char *path, const char *want)
+{
+	_cleanup_free_ char *s = file(fd, path);
+
+	check_ctx(where, streq(s, want));
+	if (!streq(s, want))
+		fprintf(stderr, "%s: /%s holds \"%s\", want \"%s\"\n", where, path, s, want);
+}
+#define check_file_str(x) #x
+#define check_file_line(l) check_file_str(l)
+#define check_file(fd, path, want) check_file_at(__FILE__ ":" check_file_line(__LINE__), fd, path, want)
+
+static void check_file_lacks(int fd, const char *path, const char *text)
+{
+	_cleanup_free_ char *s = file(fd, path);
+
+	check(!strstr(s, text));
+}
+
 /*
  * A kernel's /proc/irq as the applier meets it: the IRQs in @managed refuse
  * a new affinity with EIO (irq_can_set_affinity_usr() is false for a
@@ -1314,14 +1333,14 @@ static void test_housekeeping_apply(void)
 	check(applier_new(fd, &irq_io, NULL, &a) == 0);
 	/* slice dir, cpuset.cpus, partition; default affinity, workqueues; IRQs 1, 9 and 25. */
 	check_int(applier_apply(a, p), 8);
-	check_str(file(fd, "proc/irq/default_smp_affinity"), "77");
-	check_str(file(fd, "sys/devices/virtual/workqueue/cpumask"), "77");
-	check_str(file(fd, "proc/irq/0/smp_affinity_list"), "0\n");
-	check_str(file(fd, "proc/irq/1/smp_affinity_list"), "0-2,4-6");
+	check_file(fd, "proc/irq/default_smp_affinity", "77");
+	check_file(fd, "sys/devices/virtual/workqueue/cpumask", "77");
+	check_file(fd, "proc/irq/0/smp_affinity_list", "0\n");
+	check_file(fd, "proc/irq/1/smp_affinity_list", "0-2,4-6");
 	/* Only on isolated CPUs before: all the housekeeping CPUs now. */
-	check_str(file(fd, "proc/irq/9/smp_affinity_list"), "0-2,4-6");
-	check_str(file(fd, "proc/irq/24/smp_affinity_list"), "7\n");
-	check_str(file(fd, "proc/irq/25/smp_affinity_list"), "0-2,4-6");
+	check_file(fd, "proc/irq/9/smp_affinity_list", "0-2,4-6");
+	check_file(fd, "proc/irq/24/smp_affinity_list", "7\n");
+	check_file(fd, "proc/irq/25/smp_affinity_list", "0-2,4-6");
 	check_int(a->n_irqs_refused, 1);
 	if (a->n_irqs_refused == 1) {
 		check_int(a->irqs_refused[0], 24);
@@ -1354,7 +1373,7 @@ static void test_housekeeping_apply(void)
 	mismatches_free(m, n);
 	/* The repair writes both again, from the record's originals. */
 	check_int(applier_apply(a, p), 2);
-	check_str(file(fd, "proc/irq/1/smp_affinity_list"), "0-2,4-6");
+	check_file(fd, "proc/irq/1/smp_affinity_list", "0-2,4-6");
 	check(applier_verify(a, p, &m, &n) == 0);
 	check_int(n, 0);
 	mismatches_free(m, n);
@@ -1408,8 +1427,8 @@ static void test_housekeeping_irqs_come_and_go(void)
 	check(irqk.fired);
 	check_int(a->irqs_gone, 1);
 	check_int(a->n_irqs_refused, 2);
-	check_str(file(fd, "proc/irq/40/smp_affinity_list"), "0-7\n");
-	check(!strstr(file(fd, STATE_FILE), "irq/9/"));
+	check_file(fd, "proc/irq/40/smp_affinity_list", "0-7\n");
+	check_file_lacks(fd, STATE_FILE, "irq/9/");
 	check(applier_verify(a, p, &m, &n) == 0);
 	check_int(n, 1);
 	if (n == 1) {
@@ -1418,7 +1437,7 @@ static void test_housekeeping_irqs_come_and_go(void)
 	}
 	mismatches_free(m, n);
 	check_int(applier_apply(a, p), 1);
-	check_str(file(fd, "proc/irq/40/smp_affinity_list"), "0-2,4-6");
+	check_file(fd, "proc/irq/40/smp_affinity_list", "0-2,4-6");
 	/* The managed IRQs are no drift: the kernel keeps them, and said so. */
 	check(applier_verify(a, p, &m, &n) == 0);
 	check_int(n, 0);
@@ -1428,10 +1447,10 @@ static void test_housekeeping_irqs_come_and_go(void)
 	put(fd, "proc/irq/41/smp_affinity_list", "3\n");
 	check(unlinkat(fd, "proc/irq/40/smp_affinity_list", 0) == 0 && unlinkat(fd, "proc/irq/40", AT_REMOVEDIR) == 0);
 	check_int(applier_revert(a), 0);
-	check_str(file(fd, "proc/irq/default_smp_affinity"), "ff\n");
-	check_str(file(fd, "proc/irq/1/smp_affinity_list"), "0-7\n");
+	check_file(fd, "proc/irq/default_smp_affinity", "ff\n");
+	check_file(fd, "proc/irq/1/smp_affinity_list", "0-7\n");
 	check(!path_exists_at(fd, "proc/irq/40"));
-	check_str(file(fd, "proc/irq/41/smp_affinity_list"), "3\n");
+	check_file(fd, "proc/irq/41/smp_affinity_list", "3\n");
 	check(!path_exists_at(fd, STATE_FILE));
 	rm_rf(tmpl);
 }
@@ -1528,7 +1547,7 @@ static void test_housekeeping_irqbalance(void)
 	check_int(applier_apply(a, p), 1);
 	check_str(irqbalance_heard, "run/irqbalance/irqbalance5000.sock settings cpus 3,7");
 	/* The first irqbalance's record went back when the second one was told (it is gone: nothing to say). */
-	check(!strstr(file(fd, STATE_FILE), "irqbalance4242"));
+	check_file_lacks(fd, STATE_FILE, "irqbalance4242");
 
 	/* kill -9, recovery: the ban lifted. */
 	applier_free(a);
