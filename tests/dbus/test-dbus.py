@@ -170,6 +170,12 @@ def cpulist(text):
     return cpus
 
 
+def mask_cpus(text):
+    """The CPUs of a kernel hex mask ("ff,00000000")."""
+    v = int(text.strip().replace(",", "") or "0", 16)
+    return [c for c in range(v.bit_length()) if v >> c & 1]
+
+
 def rd(root, rel):
     with open(os.path.join(root, rel)) as f:
         return f.read().strip()
@@ -781,6 +787,18 @@ try:
     said = state in ("degraded", "failed") and any("isolated" in r for r in reasons)
     check("... the isolated set is recomputed on the online CPUs (or State says why), never left invalid",
           recomputed or said, f"iso={iso1} state={state} reasons={reasons}")
+    hk1 = str(prop("HousekeepingCpus"))
+
+    def hk_follows():
+        return (rd(hp, "proc/irq/1/smp_affinity_list") == hk1 and not set(cpulist(iso1)) & set(cpulist(hk1))
+                and set(mask_cpus(rd(hp, "proc/irq/default_smp_affinity"))) == set(cpulist(hk1)))
+    end = time.time() + 5   # the re-plan's apply may still be writing when Topology changes
+    while time.time() < end and not hk_follows():
+        time.sleep(0.1)
+    check("... housekeeping follows: IRQ 1 and the IRQ default affinity on the new housekeeping CPUs",
+          hk_follows(),
+          f"iso={iso1} hk={hk1} irq1={rd(hp, 'proc/irq/1/smp_affinity_list')} "
+          f"default={rd(hp, 'proc/irq/default_smp_affinity')}")
     time.sleep(0.3)
     mon = log_text(monitor_log)[mark:]
     check("... PropertiesChanged carries Topology and IsolatedCpus, Applied is sent",
@@ -798,9 +816,14 @@ try:
     check(f"cpu{gone} back online: Topology 384 threads, the isolated set as at start",
           int(prop("Topology")["threads"]) == 384 and str(prop("IsolatedCpus")) == iso0
           and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == iso0, str(prop("IsolatedCpus")))
+    check("... and back: IRQ 1 on the housekeeping CPUs of the starting set",
+          rd(hp, "proc/irq/1/smp_affinity_list") == str(prop("HousekeepingCpus")), rd(hp, "proc/irq/1/smp_affinity_list"))
     stop_daemon(d)
     check("hotplug tree: stop restores the slice", rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == ""
           and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition") == "member")
+    check("hotplug tree: stop restores IRQ 1 (every CPU) and the default affinity",
+          rd(hp, "proc/irq/1/smp_affinity_list") == "0-383"
+          and rd(hp, "proc/irq/default_smp_affinity") == ",".join(["ffffffff"] * 12))
     shutil.rmtree(hp)
 
     # ======================= a partition that refuses the write: rollback =========
