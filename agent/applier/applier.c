@@ -45,11 +45,17 @@
  *   service when no workload runs in it.
  */
 #include <assert.h>
+#include <ctype.h>
+#include <dirent.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "applier.h"
 #include "control.h"
@@ -66,6 +72,9 @@ static const char *const write_kind_table[_WRITE_KIND_MAX] = {
 	[WRITE_FILE] = "file",
 	[WRITE_SYSTEMD] = "systemd",
 	[WRITE_UNIT] = "unit",
+	[WRITE_MASK] = "mask",
+	[WRITE_IRQ] = "irq",
+	[WRITE_IRQBALANCE] = "irqbalance",
 };
 DEFINE_STRING_TABLE_LOOKUP(write_kind, WriteKind);
 
@@ -130,6 +139,9 @@ Applier *applier_free(Applier *a)
 		record_done(&a->changes[i]);
 	free(a->changes);
 	free(a->error);
+	free(a->irqs_refused);
+	free(a->irqs_refused_error);
+	free(a->irqbalance_path);
 	free(a);
 	return NULL;
 }
@@ -320,6 +332,8 @@ static int state_save(Applier *a)
 
 static ChangeRecord *find_record(Applier *a, const char *path);
 static void drop_record(Applier *a, size_t i);
+static int read_housekeeping(Applier *a, const PlanStep *st, char **ret);
+static int verify_irqs(Applier *a, const Plan *plan, Mismatch **m, size_t *n);
 static int restore_one(Applier *a, size_t i);
 
 /*
@@ -333,6 +347,9 @@ static int restore_one(Applier *a, size_t i);
 #define SLICE_PARTITION SLICE_DIR "/cpuset.cpus.partition"
 #define SYSTEMD_ALLOWED "systemd:" ISOLATION_SLICE "/AllowedCPUs"
 #define SYSTEMD_UNIT "systemd:" ISOLATION_SLICE "/ActiveState"
+#define IRQ_DEFAULT "proc/irq/default_smp_affinity"
+#define WORKQUEUE_MASK "sys/devices/virtual/workqueue/cpumask"
+#define IRQBALANCE_DIR "run/irqbalance"
 
 static const struct {
 	WriteKind kind;
@@ -345,7 +362,46 @@ static const struct {
 	{ WRITE_MKDIR, SLICE_DIR },
 	{ WRITE_PLAIN, SLICE_CPUS },
 	{ WRITE_PARTITION, SLICE_PARTITION },
+	{ WRITE_MASK, IRQ_DEFAULT },
+	{ WRITE_MASK, WORKQUEUE_MASK },
 };
+
+/* "proc/irq/<N>/smp_affinity_list" -> N; -EINVAL for any other path. */
+static int irq_of_path(const char *path)
+{
+	const char *p = startswith(path, "proc/irq/");
+	unsigned irq;
+	int n = -1;
+
+	if (!p || !isdigit((unsigned char)*p) || sscanf(p, "%u/smp_affinity_list%n", &irq, &n) != 1 || n < 0 ||
+	    p[n] || irq > INT_MAX)
+		return -EINVAL;
+	return (int)irq;
+}
+
+/* "run/irqbalance/irqbalance<PID>.sock", the socket irqbalance 1.9 listens on. */
+static bool irqbalance_path_valid(const char *path)
+{
+	const char *p = startswith(path, IRQBALANCE_DIR "/irqbalance");
+	unsigned pid;
+	int n = -1;
+
+	return p && isdigit((unsigned char)*p) && sscanf(p, "%u.sock%n", &pid, &n) == 1 && n > 0 && !p[n] &&
+	       pid > 0;
+}
+
+/* A hex mask as the kernel prints it ("ff", "00000000,000000ff"), blanks around it. */
+static bool mask_valid(const char *value)
+{
+	CpuSet set = {};
+	bool ok;
+
+	if (strlen(value) > CPUSET_MAX_CPUS / 4 + CPUSET_MAX_CPUS / 32 + 2)
+		return false;
+	ok = cpuset_parse_mask(value, &set) >= 0;
+	cpuset_done(&set);
+	return ok;
+}
 
 /*
  * A boot loader request is one relax level and a newline, nothing else:
@@ -411,6 +467,8 @@ static const char *write_refused(WriteKind kind, const char *path, const char *v
 	for (size_t i = 0; i < ELEMENTSOF(allowed_writes); i++)
 		if (allowed_writes[i].kind == kind && streq(allowed_writes[i].path, path))
 			listed = true;
+	if ((kind == WRITE_IRQ && irq_of_path(path) >= 0) || (kind == WRITE_IRQBALANCE && irqbalance_path_valid(path)))
+		listed = true;
 	for (size_t i = 0; !listed && i < kernel_control_count(); i++) {
 		const KernelControl *c = kernel_control_at(i);
 
@@ -435,6 +493,10 @@ static const char *write_refused(WriteKind kind, const char *path, const char *v
 		return "not a CPU list";
 	if (value && kind == WRITE_SYSTEMD && !cpulist_valid(value))
 		return "not a CPU list";
+	if (value && (kind == WRITE_IRQ || kind == WRITE_IRQBALANCE) && !cpulist_valid(value))
+		return "not a CPU list";
+	if (value && kind == WRITE_MASK && !mask_valid(value))
+		return "not a CPU mask";
 	if (value && kind == WRITE_PARTITION && !partition_valid(value))
 		return "not a partition type (member, root, isolated)";
 	if (!value && kind != WRITE_FILE && kind != WRITE_MKDIR && kind != WRITE_UNIT)
@@ -798,6 +860,16 @@ static int read_current(Applier *a, WriteKind kind, const char *path, const char
 		r = a->io.read(a->io.userdata, a->root_fd, SLICE_DIR "/cpuset.cpus", &s);
 		*ret = strdup(r >= 0 ? strip(s) : "");
 		return *ret ? 0 : -ENOMEM;
+	case WRITE_IRQBALANCE: {
+		/*
+		 * irqbalance does not say which CPUs its socket banned: ours, while
+		 * that irqbalance runs, or none (it starts without any).
+		 */
+		ChangeRecord *c = find_record(a, path);
+
+		*ret = strdup(c && c->new ? c->new : "");
+		return *ret ? 0 : -ENOMEM;
+	}
 	case WRITE_UNIT:
 		/* What systemd says; "activating" and "reloading" are on their way to active. */
 		if (!a->hooks.get_unit_state)
@@ -855,6 +927,18 @@ static bool same_value(WriteKind kind, const char *cur, const char *value)
 	if (kind == WRITE_FILE || kind == WRITE_FEATURE || kind == WRITE_SUBTREE || kind == WRITE_MKDIR ||
 	    kind == WRITE_UNIT)
 		return streq(cur, value);
+	if (kind == WRITE_MASK || kind == WRITE_IRQ || kind == WRITE_IRQBALANCE) {
+		/* The same CPUs: "ff" is "000000ff", "0-3" is "0,1,2,3". */
+		CpuSet x = {}, y = {};
+		bool eq;
+
+		eq = (kind == WRITE_MASK ? cpuset_parse_mask(cur, &x) >= 0 && cpuset_parse_mask(value, &y) >= 0
+					 : cpuset_parse_list(cur, &x, NULL) >= 0 && cpuset_parse_list(value, &y, NULL) >= 0) &&
+		     cpuset_equal(&x, &y);
+		cpuset_done(&x);
+		cpuset_done(&y);
+		return eq;
+	}
 	c = strdup(cur);
 	v = strdup(value);
 	/* Whole values: "isolated invalid (reason)" is not "isolated". */
@@ -934,6 +1018,8 @@ static int read_back(Applier *a, WriteKind kind, const char *path, const char *v
 
 	if (kind == WRITE_UNIT)
 		return wait_slice(a, value && streq(value, "active") ? WAIT_CGROUP : WAIT_GONE, NULL);
+	if (kind == WRITE_IRQBALANCE)
+		return 0;   /* its socket answers nothing to "settings" */
 	if (kind == WRITE_MKDIR)
 		return value ? (dir_exists_at(a->root_fd, path) ? 0 : fail(a, -EIO, "/%s: not created", path))
 			     : (dir_exists_at(a->root_fd, path) ? fail(a, -EIO, "/%s: still exists", path) : 0);
@@ -1025,6 +1111,10 @@ static int do_write_full(Applier *a, WriteKind kind, const char *path, const cha
 		r = a->hooks.set_allowed_cpus ? a->hooks.set_allowed_cpus(a->hooks.userdata, ISOLATION_SLICE, value ?: "")
 					      : -EOPNOTSUPP;
 		break;
+	case WRITE_IRQBALANCE:
+		r = a->io.irqbalance ? a->io.irqbalance(a->io.userdata, a->root_fd, path, value ?: "")
+				     : applier_irqbalance_send(a->root_fd, path, value ?: "");
+		break;
 	case WRITE_UNIT:
 		if (!(value && streq(value, "active"))) {
 			unsigned busy = slice_units(a);
@@ -1097,6 +1187,76 @@ static int push(WriteList *l, SettingId s, WriteKind k, const char *path, const 
 	return 0;
 }
 
+/* The socket of the irqbalance running now: 1 and its path, 0 none. */
+static int find_irqbalance(Applier *a, char **ret)
+{
+	_cleanup_close_ int fd = -EBADF;
+	_cleanup_free_ char *found = NULL;
+	DIR *d;
+
+	fd = open_beneath(a->root_fd, IRQBALANCE_DIR, O_RDONLY | O_DIRECTORY, 0, FILEIO_WRITE);
+	if (fd == -ENOENT)
+		return 0;
+	if (fd < 0)
+		return fd;
+	d = fdopendir(fd);
+	if (!d)
+		return negative_errno();
+	fd = -EBADF;
+	for (struct dirent *de; (de = readdir(d));) {
+		_cleanup_free_ char *p = strprintf(IRQBALANCE_DIR "/%s", de->d_name);
+
+		if (!p) {
+			closedir(d);
+			return -ENOMEM;
+		}
+		if ((de->d_type == DT_SOCK || de->d_type == DT_UNKNOWN) && irqbalance_path_valid(p)) {
+			free(found);
+			found = TAKE_PTR(p);
+		}
+	}
+	closedir(d);
+	if (!found)
+		return 0;
+	*ret = TAKE_PTR(found);
+	return 1;
+}
+
+/*
+ * housekeeping: the IRQ default affinity and the unbound workqueues' mask
+ * become the housekeeping CPUs, irqbalance bans the isolated ones. The IRQs
+ * themselves are apply_irqs()'s: they are only known when it runs.
+ */
+static int housekeeping_writes(Applier *a, const Plan *plan, const PlanStep *st, WriteList *l)
+{
+	_cleanup_free_ char *mask = NULL, *banned = NULL, *sock = NULL;
+	int parts = plan->housekeeping_parts, r = 0;
+
+	r = cpuset_format_mask(&plan->housekeeping, &mask);
+	if (r < 0)
+		return r;
+	if (parts & (1 << HOUSEKEEPING_IRQS))
+		r = push(l, st->setting, WRITE_MASK, IRQ_DEFAULT, mask, st->why);
+	if (r >= 0 && (parts & (1 << HOUSEKEEPING_WORKQUEUES)))
+		r = push(l, st->setting, WRITE_MASK, WORKQUEUE_MASK, mask, st->why);
+	if (r < 0 || !(parts & (1 << HOUSEKEEPING_IRQBALANCE)))
+		return r;
+	r = find_irqbalance(a, &sock);
+	if (r < 0)
+		return r;
+	if (r == 0) {
+		log_notice("housekeeping: no irqbalance socket in /" IRQBALANCE_DIR " now: irqbalance not told.");
+		return 0;
+	}
+	r = cpuset_format_list(&plan->isolated, &banned);
+	if (r < 0)
+		return r;
+	/* The write list keeps the path, not a copy: the applier holds it. */
+	free(a->irqbalance_path);
+	a->irqbalance_path = TAKE_PTR(sock);
+	return push(l, st->setting, WRITE_IRQBALANCE, a->irqbalance_path, banned, st->why);
+}
+
 static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteList *l)
 {
 	int r = 0;
@@ -1151,6 +1311,11 @@ static int plan_writes(Applier *a, const Plan *plan, unsigned skip_mask, WriteLi
 					 st->control->path, bytes, st->why);
 			break;
 		}
+		case CONTROL_IRQS:
+		case CONTROL_CPUMASK:
+		case CONTROL_IRQBALANCE:
+			r = housekeeping_writes(a, plan, st, l);
+			break;
 		case CONTROL_PARTITION: {
 			_cleanup_free_ char *cpus = NULL;
 
@@ -1226,6 +1391,22 @@ static void notify(Applier *a, ChangeRecord *c, bool revert)
 		c->prev = NULL;
 }
 
+/*
+ * A record whose file went away with what it held: an IRQ freed since (its
+ * affinity went with it), an irqbalance that stopped (and the CPUs its
+ * socket banned with it). Nothing to put back: restored.
+ */
+static bool record_gone(const ChangeRecord *c, int r)
+{
+	if (c->kind == WRITE_IRQ && r == -ENOENT)
+		log_info("/%s: the IRQ is gone, nothing to restore.", c->path);
+	else if (c->kind == WRITE_IRQBALANCE && (r == -ENOENT || r == -ECONNREFUSED))
+		log_info("/%s: that irqbalance is gone, and with it the CPUs it was told to ban.", c->path);
+	else
+		return false;
+	return true;
+}
+
 /* Restore record @i's original; on success drop it. */
 static int restore_one(Applier *a, size_t i)
 {
@@ -1238,6 +1419,8 @@ static int restore_one(Applier *a, size_t i)
 		r = 0;   /* ours, and gone already (the slice removed after a crash) */
 	else
 		r = do_write(a, c->kind, c->path, c->old);
+	if (r < 0 && record_gone(c, r))
+		r = 0;
 	if (r < 0)
 		return r;
 	notify(a, c, true);
@@ -1256,6 +1439,250 @@ typedef struct Undo {
 	bool restored;         /* the record's original written back; the record goes on success */
 	bool attempted;        /* do_write() was called: the kernel may have it */
 } Undo;
+
+/* --- the IRQ pass ---------------------------------------------------------- */
+
+static bool irq_pass_wanted(const Plan *plan, unsigned skip_mask)
+{
+	return plan->steps[SETTING_HOUSEKEEPING].action == STEP_SET &&
+	       (plan->housekeeping_parts & (1 << HOUSEKEEPING_IRQS)) && !(skip_mask & (1U << SETTING_HOUSEKEEPING));
+}
+
+static int irq_compare(const void *x, const void *y)
+{
+	unsigned a = *(const unsigned *)x, b = *(const unsigned *)y;
+
+	return a < b ? -1 : a > b;
+}
+
+/* The IRQs in proc/irq now, sorted. */
+static int list_irqs(Applier *a, unsigned **ret, size_t *ret_n)
+{
+	_cleanup_close_ int fd = -EBADF;
+	unsigned *irqs = NULL;
+	size_t n = 0;
+	DIR *d;
+
+	fd = open_beneath(a->root_fd, "proc/irq", O_RDONLY | O_DIRECTORY, 0, FILEIO_WRITE);
+	if (fd < 0)
+		return fail(a, fd, "/proc/irq: %s", strerror(-fd));
+	d = fdopendir(fd);
+	if (!d)
+		return fail(a, negative_errno(), "/proc/irq: %m");
+	fd = -EBADF;
+	for (struct dirent *de; (de = readdir(d));) {
+		unsigned irq, *t;
+
+		if (safe_atou_base(de->d_name, 10, &irq) < 0 || irq > INT_MAX)
+			continue;
+		t = realloc(irqs, (n + 1) * sizeof(unsigned));
+		if (!t) {
+			free(irqs);
+			closedir(d);
+			return -ENOMEM;
+		}
+		irqs = t;
+		irqs[n++] = irq;
+	}
+	closedir(d);
+	if (n > 1)
+		qsort(irqs, n, sizeof(unsigned), irq_compare);
+	*ret = irqs;
+	*ret_n = n;
+	return 0;
+}
+
+static int refused_add(Applier *a, unsigned irq, int error)
+{
+	unsigned *i = realloc(a->irqs_refused, (a->n_irqs_refused + 1) * sizeof(unsigned));
+	int *e;
+
+	if (!i)
+		return -ENOMEM;
+	a->irqs_refused = i;
+	e = realloc(a->irqs_refused_error, (a->n_irqs_refused + 1) * sizeof(int));
+	if (!e)
+		return -ENOMEM;
+	a->irqs_refused_error = e;
+	a->irqs_refused[a->n_irqs_refused] = irq;
+	a->irqs_refused_error[a->n_irqs_refused++] = error;
+	return 0;
+}
+
+/* What an IRQ should hold: the housekeeping CPUs of its original affinity, or all of them. */
+static int irq_target(const Plan *plan, const char *orig, char **ret)
+{
+	_cleanup_free_ char *t = strdup(orig);
+	CpuSet set = {};
+	int r;
+
+	if (!t)
+		return -ENOMEM;
+	r = cpuset_parse_list(strip(t), &set, NULL);
+	if (r >= 0) {
+		cpuset_and(&set, &plan->housekeeping);
+		if (cpuset_is_empty(&set))
+			r = cpuset_copy(&set, &plan->housekeeping);
+	}
+	if (r >= 0)
+		r = cpuset_format_list(&set, ret);
+	cpuset_done(&set);
+	return r;
+}
+
+/*
+ * One IRQ: written through the record like every other file, but an IRQ
+ * that refuses (the kernel manages its affinity: EIO) or goes away while we
+ * write is reported, never a failure of the apply.
+ */
+static int apply_irq(Applier *a, const Plan *plan, unsigned irq, int *writes)
+{
+	_cleanup_free_ char *path = strprintf("proc/irq/%u/smp_affinity_list", irq), *cur = NULL, *want = NULL;
+	_cleanup_free_ char *prev_new = NULL, *saved_error = NULL;
+	const char *why = plan->steps[SETTING_HOUSEKEEPING].why;
+	ChangeRecord *rec;
+	size_t at;
+	bool created = false, wrote;
+	int r, w;
+
+	if (!path)
+		return -ENOMEM;
+	r = a->io.read(a->io.userdata, a->root_fd, path, &cur);
+	rec = find_record(a, path);
+	if (r == -ENOENT) {
+		/* Freed between the listing and now. */
+		a->irqs_gone++;
+		if (rec)
+			drop_record(a, (size_t)(rec - a->changes));
+		return 0;
+	}
+	if (r < 0)
+		return refused_add(a, irq, r);
+	r = irq_target(plan, rec ? rec->old : cur, &want);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return refused_add(a, irq, r);   /* not a CPU list: no IRQ file we understand */
+	if (same_value(WRITE_IRQ, cur, want))
+		return 0;
+
+	if (!rec) {
+		ChangeRecord c = { .setting = SETTING_HOUSEKEEPING, .kind = WRITE_IRQ };
+
+		c.path = strdup(path);
+		c.old = TAKE_PTR(cur);
+		c.why = strdup(strempty(why));
+		c.new = strdup(want);
+		if (!c.path || !c.why || !c.new) {
+			record_done(&c);
+			return -ENOMEM;
+		}
+		r = add_change(a, &c);
+		if (r < 0)
+			return r;
+		at = a->n_changes - 1;
+		created = true;
+	} else {
+		at = (size_t)(rec - a->changes);
+		prev_new = TAKE_PTR(rec->new);
+		rec->new = strdup(want);
+		if (!rec->new) {
+			rec->new = TAKE_PTR(prev_new);
+			return -ENOMEM;
+		}
+	}
+	a->changes[at].done = false;
+	/* The record reaches the disk before the kernel sees the write. */
+	r = state_save(a);
+	if (r < 0)
+		return r;
+
+	saved_error = a->error ? strdup(a->error) : NULL;
+	w = do_write_full(a, WRITE_IRQ, path, want, &wrote);
+	rec = &a->changes[at];
+	if (w < 0 && (!wrote || w == -ENOENT)) {
+		/* Nothing changed: the record goes back to what it was. */
+		log_info("IRQ %u: %s", irq, strna(a->error));
+		free(a->error);
+		a->error = TAKE_PTR(saved_error);
+		if (created)
+			drop_record(a, at);
+		else {
+			free(rec->new);
+			rec->new = TAKE_PTR(prev_new);
+			rec->done = true;
+		}
+		if (w == -ENOENT)
+			a->irqs_gone++;
+		else if ((r = refused_add(a, irq, w)) < 0)
+			return r;
+		return state_save(a);
+	}
+	rec->done = true;
+	if (w < 0) {
+		/* Written, and the kernel holds something else: ours to restore, and said. */
+		log_info("IRQ %u: %s", irq, strna(a->error));
+		free(a->error);
+		a->error = TAKE_PTR(saved_error);
+		r = refused_add(a, irq, w);
+		if (r < 0)
+			return r;
+	} else
+		a->irqs_moved++;
+	notify(a, rec, false);
+	(*writes)++;
+	return state_save(a);
+}
+
+/*
+ * Every IRQ there now keeps off the isolated CPUs where the kernel lets it;
+ * the records of IRQs that went away are dropped (nothing to restore). An
+ * IRQ that appears later is the next apply's: verification reports it.
+ */
+static int apply_irqs(Applier *a, const Plan *plan, int *writes)
+{
+	_cleanup_free_ unsigned *irqs = NULL;
+	size_t n = 0;
+	int r;
+
+	a->n_irqs_refused = 0;
+	a->irqs_moved = a->irqs_gone = 0;
+	r = list_irqs(a, &irqs, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++) {
+		r = apply_irq(a, plan, irqs[i], writes);
+		if (r < 0)
+			return fail(a, r, "/proc/irq/%u/smp_affinity_list: %s", irqs[i], strerror(-r));
+	}
+	for (size_t i = a->n_changes; i > 0; i--) {
+		const ChangeRecord *c = &a->changes[i - 1];
+		unsigned irq;
+
+		if (c->kind != WRITE_IRQ || c->restored)
+			continue;
+		irq = (unsigned)irq_of_path(c->path);
+		if (n > 0 && bsearch(&irq, irqs, n, sizeof(unsigned), irq_compare))
+			continue;
+		log_info("/%s: the IRQ is gone, nothing to restore.", c->path);
+		a->irqs_gone++;
+		drop_record(a, i - 1);
+	}
+	if (a->n_irqs_refused > 0) {
+		StrBuf b = {};
+		_cleanup_free_ char *t = NULL;
+
+		for (size_t i = 0; i < a->n_irqs_refused; i++)
+			strbuf_appendf(&b, "%s%u (%s)", i ? ", " : "", a->irqs_refused[i],
+				       strerror(-a->irqs_refused_error[i]));
+		if (strbuf_steal(&b, &t) >= 0)
+			log_notice("housekeeping: the kernel keeps the affinity of IRQ %s: managed or per-CPU IRQs "
+				   "stay where they are.", t);
+	}
+	log_info("housekeeping: %u IRQs moved off the isolated CPUs, %zu refused, %u gone meanwhile.", a->irqs_moved,
+		 a->n_irqs_refused, a->irqs_gone);
+	return 0;
+}
 
 static void rollback(Applier *a, Undo *undo, size_t n_undo)
 {
@@ -1358,6 +1785,8 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 			continue;
 		if (write_list_has(&l, c->path))
 			continue;
+		if (c->kind == WRITE_IRQ && irq_pass_wanted(plan, skip_mask))
+			continue;   /* the IRQ pass below keeps or moves it */
 		u = &undo[n_undo++];
 		*u = (Undo) { .kind = c->kind, .path = c->path, .restored = true };
 		if (c->kind == WRITE_MKDIR && c->old) {
@@ -1366,11 +1795,20 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 		}
 		/* What a rollback puts back: what is there now, ours or another writer's since. */
 		r = read_current(a, c->kind, c->path, c->new ?: c->old, &u->before);
+		if (r < 0 && record_gone(c, r)) {
+			c->restored = true;
+			continue;
+		}
 		if (r < 0) {
 			fail(a, r, "/%s: %s", c->path, strerror(-r));
 			goto rollback;
 		}
 		r = do_write_full(a, c->kind, c->path, c->old, &u->attempted);
+		if (r < 0 && record_gone(c, r)) {
+			u->attempted = false;
+			c->restored = true;
+			continue;
+		}
 		if (r < 0)
 			goto rollback;
 		c->restored = true;
@@ -1452,6 +1890,11 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 		notify(a, rec, false);
 		rec->prev = NULL;
 		writes++;
+	}
+	if (irq_pass_wanted(plan, skip_mask)) {
+		r = apply_irqs(a, plan, &writes);
+		if (r < 0)
+			goto rollback;
 	}
 	r = state_save(a);
 	if (r < 0)
@@ -1536,6 +1979,10 @@ int applier_read_actual(Applier *a, const PlanStep *st, char **ret)
 			return r;
 	}
 	switch (st->control ? st->control->kind : _CONTROL_KIND_INVALID) {
+	case CONTROL_IRQS:
+	case CONTROL_CPUMASK:
+	case CONTROL_IRQBALANCE:
+		return read_housekeeping(a, st, ret);
 	case CONTROL_VALUE:
 	case CONTROL_FEATURE:
 		r = a->io.read(a->io.userdata, a->root_fd, st->control->path, &s);
@@ -1633,6 +2080,11 @@ int applier_verify(Applier *a, const Plan *plan, Mismatch **ret, size_t *ret_n)
 			}
 			r = 0;
 		}
+		if (i == SETTING_HOUSEKEEPING && (plan->housekeeping_parts & (1 << HOUSEKEEPING_IRQS))) {
+			r = verify_irqs(a, plan, &m, &n);
+			if (r < 0)
+				break;
+		}
 		if (streq(got, st->to))
 			continue;
 		nm = realloc(m, (n + 1) * sizeof(Mismatch));
@@ -1653,5 +2105,181 @@ int applier_verify(Applier *a, const Plan *plan, Mismatch **ret, size_t *ret_n)
 	}
 	*ret = m;
 	*ret_n = n;
+	return 0;
+}
+
+/* --- irqbalance ------------------------------------------------------------ */
+
+/*
+ * irqbalance 1.9 (Debian 12) reads one command per connection on its socket
+ * and takes it only from root, by the SCM_CREDENTIALS it asks for: "settings
+ * cpus 2,6" bans CPUs 2 and 6 (a cpulist, as IRQBALANCE_BANNED_CPULIST),
+ * "settings cpus NULL" lifts that ban; it rescans and moves IRQs off banned
+ * CPUs within its interval. The socket is reached through its directory
+ * opened beneath the root fd (/proc/self/fd/N/NAME): never a path outside it.
+ */
+int applier_irqbalance_send(int root_fd, const char *path, const char *cpus)
+{
+	_cleanup_close_ int dir_fd = -EBADF, fd = -EBADF;
+	_cleanup_free_ char *msg = NULL;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	union {
+		struct cmsghdr h;
+		char buf[CMSG_SPACE(sizeof(struct ucred))];
+	} control = {};
+	struct ucred cred = { .pid = getpid(), .uid = getuid(), .gid = getgid() };
+	struct iovec iov;
+	struct msghdr mh = { .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control,
+			     .msg_controllen = sizeof(control) };
+	struct cmsghdr *cm;
+	const char *name;
+	ssize_t n;
+	int r;
+
+	assert(path);
+	assert(cpus);
+
+	r = open_parent_beneath(root_fd, path, &dir_fd, &name);
+	if (r < 0)
+		return r;
+	r = snprintf(sa.sun_path, sizeof(sa.sun_path), "/proc/self/fd/%d/%s", dir_fd, name);
+	if (r < 0 || (size_t)r >= sizeof(sa.sun_path))
+		return -ENAMETOOLONG;
+	msg = strprintf("settings cpus %s", *cpus ? cpus : "NULL");
+	if (!msg)
+		return -ENOMEM;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return negative_errno();
+	if (connect(fd, (const struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return negative_errno();
+	iov = (struct iovec) { .iov_base = msg, .iov_len = strlen(msg) };
+	cm = CMSG_FIRSTHDR(&mh);
+	cm->cmsg_level = SOL_SOCKET;
+	cm->cmsg_type = SCM_CREDENTIALS;
+	cm->cmsg_len = CMSG_LEN(sizeof(cred));
+	memcpy(CMSG_DATA(cm), &cred, sizeof(cred));
+	n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	if (n < 0)
+		return negative_errno();
+	return (size_t)n == strlen(msg) ? 0 : -EIO;
+}
+
+/* --- housekeeping read-back -------------------------------------------------- */
+
+static int read_mask_text(Applier *a, const char *path, const char *label, StrBuf *b)
+{
+	_cleanup_free_ char *s = NULL, *l = NULL;
+	CpuSet set = {};
+	int r;
+
+	r = a->io.read(a->io.userdata, a->root_fd, path, &s);
+	if (r == -ENOENT) {
+		strbuf_appendf(b, "%s absent", label);
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	r = cpuset_parse_mask(s, &set);
+	if (r >= 0)
+		r = cpuset_format_list(&set, &l);
+	cpuset_done(&set);
+	if (r == -ENOMEM)
+		return r;
+	strbuf_appendf(b, "%s %s", label, r < 0 ? "unreadable" : *l ? l : "unknown");
+	return 0;
+}
+
+/*
+ * The housekeeping step's parts as the files and irqbalance hold them now,
+ * in the plan's words ("irqs 0-5; workqueues 0-5; irqbalance bans 6-7").
+ * irqbalance says nothing of its bans: ours while the irqbalance we told
+ * still runs, else none.
+ */
+static int read_housekeeping(Applier *a, const PlanStep *st, char **ret)
+{
+	StrBuf b = {};
+	int r = 0;
+
+	if (strstr(st->to, "irqs ")) {
+		r = read_mask_text(a, IRQ_DEFAULT, "irqs", &b);
+	}
+	if (r >= 0 && strstr(st->to, "workqueues ")) {
+		strbuf_append(&b, b.len ? "; " : "");
+		r = read_mask_text(a, WORKQUEUE_MASK, "workqueues", &b);
+	}
+	if (r >= 0 && strstr(st->to, "irqbalance")) {
+		_cleanup_free_ char *sock = NULL;
+		const ChangeRecord *c;
+
+		strbuf_append(&b, b.len ? "; " : "");
+		r = find_irqbalance(a, &sock);
+		c = r > 0 ? find_record(a, sock) : NULL;
+		if (r == 0)
+			strbuf_append(&b, "irqbalance not running");
+		else if (r > 0)
+			strbuf_appendf(&b, "irqbalance bans %s", c && c->done && c->new && *c->new ? c->new : "none");
+	}
+	if (r < 0) {
+		strbuf_done(&b);
+		return r;
+	}
+	return strbuf_steal(&b, ret);
+}
+
+/*
+ * Per IRQ file: one we moved that holds something else now, and an IRQ we
+ * never moved (it appeared since) with an isolated CPU: drift, each with
+ * its path.
+ */
+static int verify_irqs(Applier *a, const Plan *plan, Mismatch **m, size_t *n)
+{
+	_cleanup_free_ unsigned *irqs = NULL;
+	size_t n_irqs = 0;
+	int r;
+
+	r = list_irqs(a, &irqs, &n_irqs);
+	if (r < 0)
+		return r == -ENOMEM ? r : 0;
+	for (size_t i = 0; i < n_irqs; i++) {
+		_cleanup_free_ char *path = strprintf("proc/irq/%u/smp_affinity_list", irqs[i]), *cur = NULL;
+		_cleanup_free_ char *want = NULL;
+		const ChangeRecord *c;
+		CpuSet set = {};
+		bool refused = false, drift;
+		Mismatch *nm;
+
+		if (!path)
+			return -ENOMEM;
+		for (size_t j = 0; j < a->n_irqs_refused; j++)
+			refused |= a->irqs_refused[j] == irqs[i];
+		if (refused || a->io.read(a->io.userdata, a->root_fd, path, &cur) < 0)
+			continue;
+		strip(cur);
+		c = find_record(a, path);
+		if (c && c->done)
+			drift = !same_value(WRITE_IRQ, cur, c->new);
+		else {
+			drift = cpuset_parse_list(cur, &set, NULL) >= 0 && cpuset_intersects(&set, &plan->isolated);
+			cpuset_done(&set);
+		}
+		if (!drift)
+			continue;
+		if (c && c->done)
+			want = strdup(c->new);
+		else if (irq_target(plan, cur, &want) < 0)
+			return -ENOMEM;
+		nm = realloc(*m, (*n + 1) * sizeof(Mismatch));
+		if (!nm || !want)
+			return -ENOMEM;
+		*m = nm;
+		nm[*n] = (Mismatch) {
+			.setting = SETTING_HOUSEKEEPING,
+			.want = strprintf("/%s: %s", path, want),
+			.got = strprintf("/%s: %s%s", path, cur, c ? "" : " (an IRQ not moved yet)"),
+		};
+		if (!nm[(*n)++].want || !nm[*n - 1].got)
+			return -ENOMEM;
+	}
 	return 0;
 }

@@ -21,6 +21,9 @@ typedef enum WriteKind {
 	WRITE_FILE,         /* a file we created (the boot loader request) */
 	WRITE_SYSTEMD,      /* AllowedCPUs= of the slice through systemd */
 	WRITE_UNIT,         /* the slice unit started ("active") or stopped ("inactive") through systemd */
+	WRITE_MASK,         /* a hex CPU mask file: proc/irq/default_smp_affinity, the workqueue cpumask */
+	WRITE_IRQ,          /* proc/irq/N/smp_affinity_list: best effort, an IRQ may refuse or go */
+	WRITE_IRQBALANCE,   /* "settings cpus LIST" to irqbalance's socket run/irqbalance/irqbalance<PID>.sock */
 	_WRITE_KIND_MAX,
 	_WRITE_KIND_INVALID = -EINVAL,
 } WriteKind;
@@ -47,6 +50,11 @@ typedef struct ApplierIo {
 	void *userdata;
 	/* Create a file of our own (bootloader drop-in); NULL: the default. */
 	int (*create)(void *userdata, int root_fd, const char *path, const char *value);
+	/*
+	 * Tell irqbalance at socket @path which CPUs to ban ("" none: "settings
+	 * cpus NULL"); NULL: the default, applier_irqbalance_send().
+	 */
+	int (*irqbalance)(void *userdata, int root_fd, const char *path, const char *cpus);
 } ApplierIo;
 
 typedef struct ApplierHooks {
@@ -83,8 +91,20 @@ typedef struct Applier {
 	ChangeRecord *changes;
 	size_t n_changes;
 	char *error;           /* last failure, "PATH: message" */
+	/*
+	 * The IRQ pass of the last apply (housekeeping = irqs): the IRQs whose
+	 * affinity the kernel refused to change (managed and per-CPU IRQs say
+	 * EIO), in order, with the error; how many moved, and how many went
+	 * away meanwhile.
+	 */
+	unsigned *irqs_refused;
+	int *irqs_refused_error;
+	size_t n_irqs_refused;
+	unsigned irqs_moved, irqs_gone;
+	char *irqbalance_path;  /* the socket the last apply told, "run/irqbalance/irqbalance<PID>.sock" */
 } Applier;
 
+/* One drifted value; a setting of several files (housekeeping) has one per file, the path in both texts. */
 typedef struct Mismatch {
 	SettingId setting;
 	char *want, *got;
@@ -164,6 +184,13 @@ void mismatches_free(Mismatch *m, size_t n);
 
 /* Current value of a setting as text, through its control (for Settings). */
 int applier_read_actual(Applier *a, const PlanStep *step, char **ret);
+
+/*
+ * Send "settings cpus LIST" (or "settings cpus NULL" for "") to the
+ * irqbalance socket @path below @root_fd, as irqbalance 1.9's socket
+ * (Debian 12) reads it. -ENOENT/-ECONNREFUSED: irqbalance is not there.
+ */
+int applier_irqbalance_send(int root_fd, const char *path, const char *cpus);
 
 /* Escape/unescape one value for the record file (exported for tests). */
 char *state_escape(const char *s);

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* CPU sets: storage, set algebra, kernel cpulist/cpumask parse and format. */
 #include <assert.h>
+#include <inttypes.h>
 #include <ctype.h>
 
 #include "cpuset.h"
@@ -330,6 +331,32 @@ fail:
 		*ret_bad = item;
 	cpuset_done(&set);
 	return r;
+}
+
+int cpuset_format_mask(const CpuSet *s, char **ret)
+{
+	int last = cpuset_last(s);
+	StrBuf b = {};
+
+	assert(ret);
+
+	if (last < 0) {
+		char *t = strdup("0");
+
+		if (!t)
+			return -ENOMEM;
+		*ret = t;
+		return 0;
+	}
+	for (int w = last / 32; w >= 0; w--) {
+		uint32_t v = 0;
+
+		for (unsigned bit = 0; bit < 32; bit++)
+			if (cpuset_contains(s, (unsigned)w * 32 + bit))
+				v |= 1U << bit;
+		strbuf_appendf(&b, w == last / 32 ? "%" PRIx32 : ",%08" PRIx32, v);
+	}
+	return strbuf_steal(&b, ret);
 }
 
 int cpuset_parse_mask(const char *s, CpuSet *ret)

@@ -52,5 +52,11 @@ int cpuset_parse_list(const char *s, CpuSet *ret, const char **ret_bad);
 /* Parse a kernel %*pb hex mask: "ffff,00000000". */
 int cpuset_parse_mask(const char *s, CpuSet *ret);
 
+/*
+ * The same as bitmap_parse() reads it: 32-bit words in hex, most significant
+ * first, separated by commas ("1,00000003"); "0" for the empty set.
+ */
+int cpuset_format_mask(const CpuSet *s, char **ret);
+
 /* Kernel-style list ("0-3,8"); "" for the empty set. */
 int cpuset_format_list(const CpuSet *s, char **ret);

@@ -93,6 +93,39 @@ static const KernelControl control_table[] = {
 		.patched = true,
 		.assumed = 1,
 	},
+	/*
+	 * housekeeping: the IRQ default affinity and every IRQ's affinity, the
+	 * unbound workqueues' cpumask and irqbalance's banned CPUs exclude the
+	 * isolated CPUs. Each of them is a set of CPUs, probed into KernelCaps.
+	 */
+	{
+		.id = "irq_affinity",
+		.setting = "housekeeping",
+		.name = "/proc/irq (default_smp_affinity, N/smp_affinity_list)",
+		.kind = CONTROL_IRQS,
+		.path = "proc/irq/default_smp_affinity",
+		.probed_elsewhere = true,
+		.stock = true,
+		.patched = true,
+	},
+	{
+		.id = "workqueue_cpumask",
+		.setting = "housekeeping",
+		.name = "/sys/devices/virtual/workqueue/cpumask",
+		.kind = CONTROL_CPUMASK,
+		.path = "sys/devices/virtual/workqueue/cpumask",
+		.probed_elsewhere = true,
+		.stock = true,
+		.patched = true,
+	},
+	{
+		.id = "irqbalance_socket",
+		.setting = "housekeeping",
+		.name = "irqbalance's socket (settings cpus)",
+		.kind = CONTROL_IRQBALANCE,
+		.path = "run/irqbalance",
+		.probed_elsewhere = true,
+	},
 };
 
 static_assert(ELEMENTSOF(control_table) <= KERNEL_CONTROLS_MAX, "KERNEL_CONTROLS_MAX too small for the table");

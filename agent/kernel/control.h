@@ -18,6 +18,9 @@ typedef enum ControlKind {
 	CONTROL_FEATURE,    /* a token of debugfs sched/features: NAME or NO_NAME */
 	CONTROL_CMDLINE,    /* a boot parameter: read from proc/cmdline, changed by a reboot */
 	CONTROL_PARTITION,  /* the isolated partition of the isolation slice: the applier's own steps */
+	CONTROL_IRQS,       /* proc/irq: default_smp_affinity (hex mask) and each N/smp_affinity_list */
+	CONTROL_CPUMASK,    /* a file holding a hex CPU mask the housekeeping CPUs go to */
+	CONTROL_IRQBALANCE, /* irqbalance's socket: "settings cpus LIST" bans CPUs */
 	_CONTROL_KIND_MAX,
 	_CONTROL_KIND_INVALID = -EINVAL,
 } ControlKind;

@@ -6,6 +6,9 @@
  * so a debugfs control under lockdown is reported as not usable).
  */
 #include <assert.h>
+#include <dirent.h>
+#include <fcntl.h>
+#include <limits.h>
 
 #include "fileio.h"
 #include "fixes.h"
@@ -16,7 +19,18 @@ void kernel_caps_done(KernelCaps *c)
 {
 	strv_free(c->notes);
 	cpuset_done(&c->isolated);
+	cpuset_done(&c->irq_default);
+	cpuset_done(&c->workqueue_mask);
+	kernel_irqs_free(c->irqs, c->n_irqs);
+	free(c->irqs_refused);
 	*c = (KernelCaps) {};
+}
+
+void kernel_irqs_free(KernelIrq *irqs, size_t n)
+{
+	for (size_t i = 0; i < n; i++)
+		cpuset_done(&irqs[i].affinity);
+	free(irqs);
 }
 
 static void caps_init(KernelCaps *c)
@@ -84,11 +98,11 @@ const char *kernel_caps_entry(const KernelCaps *c, size_t i, bool *ret)
 {
 	size_t n = 0;
 
-	/* The controls with a file of their own; a boot parameter or the partition is no capability. */
+	/* The controls with a file (or socket) of their own; a boot parameter or the partition is no capability. */
 	for (size_t j = 0; j < kernel_control_count(); j++) {
 		const KernelControl *k = kernel_control_at(j);
 
-		if (k->kind != CONTROL_VALUE && k->kind != CONTROL_FEATURE)
+		if (k->kind == CONTROL_CMDLINE || k->kind == CONTROL_PARTITION)
 			continue;
 		if (n++ == i) {
 			*ret = c->controls[j].present;
@@ -213,6 +227,97 @@ static void probe_controls(KernelCaps *c, int root_fd)
 	}
 }
 
+/* A hex CPU mask file; -ENOENT when absent, -EINVAL when it holds no mask. */
+static int probe_mask(KernelCaps *c, int root_fd, const char *path, CpuSet *ret)
+{
+	_cleanup_free_ char *s = NULL;
+	int r;
+
+	r = probe_line(c, root_fd, path, &s);
+	if (r < 0)
+		return r;
+	r = cpuset_parse_mask(s, ret);
+	if (r == -EINVAL)
+		(void)strv_push(&c->notes, strprintf("/%s: not a CPU mask ('%s'), taken as absent", path, s));
+	return r;
+}
+
+static int irq_compare(const void *a, const void *b)
+{
+	const KernelIrq *x = a, *y = b;
+
+	return x->irq < y->irq ? -1 : x->irq > y->irq;
+}
+
+/* The PID in "irqbalance<PID>.sock", or 0. */
+static int irqbalance_sock_pid(const char *name)
+{
+	const char *p = startswith(name, "irqbalance");
+	unsigned pid;
+	int n = -1;
+
+	if (!p || sscanf(p, "%u.sock%n", &pid, &n) != 1 || n < 0 || p[n] || pid == 0 || pid > INT_MAX)
+		return 0;
+	return (int)pid;
+}
+
+void kernel_probe_housekeeping(int root_fd, KernelCaps *c)
+{
+	_cleanup_close_ int fd = -EBADF;
+	DIR *d;
+
+	cpuset_done(&c->irq_default);
+	cpuset_done(&c->workqueue_mask);
+	kernel_irqs_free(c->irqs, c->n_irqs);
+	c->irqs = NULL;
+	c->n_irqs = 0;
+	c->irqbalance_pid = 0;
+
+	kernel_caps_set(c, "irq_affinity", probe_mask(c, root_fd, "proc/irq/default_smp_affinity", &c->irq_default) >= 0, 0);
+	fd = open_beneath(root_fd, "proc/irq", O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
+	if (fd >= 0 && (d = fdopendir(fd))) {
+		fd = -EBADF;
+		for (struct dirent *de; (de = readdir(d));) {
+			_cleanup_free_ char *path = NULL, *s = NULL;
+			KernelIrq *n;
+			CpuSet aff = {};
+			unsigned irq;
+
+			if (safe_atou_base(de->d_name, 10, &irq) < 0)
+				continue;
+			path = strprintf("proc/irq/%u/smp_affinity_list", irq);
+			/* An IRQ freed while we look (ENOENT) is no IRQ of this machine any more. */
+			if (!path || read_line_at(root_fd, path, &s) < 0 || cpuset_parse_list(s, &aff, NULL) < 0)
+				continue;
+			n = realloc(c->irqs, (c->n_irqs + 1) * sizeof(KernelIrq));
+			if (!n) {
+				cpuset_done(&aff);
+				break;
+			}
+			c->irqs = n;
+			c->irqs[c->n_irqs++] = (KernelIrq) { irq, aff };
+		}
+		closedir(d);
+		qsort(c->irqs, c->n_irqs, sizeof(KernelIrq), irq_compare);
+	}
+	kernel_caps_set(c, "workqueue_cpumask",
+			probe_mask(c, root_fd, "sys/devices/virtual/workqueue/cpumask", &c->workqueue_mask) >= 0, 0);
+
+	/* irqbalance 1.9 (Debian 12) listens on run/irqbalance/irqbalance<PID>.sock. */
+	fd = open_beneath(root_fd, "run/irqbalance", O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
+	if (fd >= 0 && (d = fdopendir(fd))) {
+		fd = -EBADF;
+		for (struct dirent *de; (de = readdir(d));) {
+			int pid = irqbalance_sock_pid(de->d_name);
+
+			if (pid > 0 && (de->d_type == DT_SOCK || de->d_type == DT_UNKNOWN))
+				c->irqbalance_pid = pid;
+		}
+		closedir(d);
+	}
+	kernel_caps_set(c, "irqbalance_socket", c->irqbalance_pid > 0, 0);
+}
+
 int kernel_probe(int root_fd, KernelCaps *ret)
 {
 	_cleanup_free_ char *s = NULL;
@@ -277,6 +382,7 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 	if (probe_file(&c, root_fd, "proc/schedstat", &s) >= 0)
 		(void)sscanf(s, "version %d", &c.schedstat_version);
 	kernel_probe_sched_ext(root_fd, &c);
+	kernel_probe_housekeeping(root_fd, &c);
 	if (kernel_caps_sched_ext_running(&c))
 		(void)strv_push(&c.notes, strprintf("sched_ext: BPF scheduler '%s' is %s: the fair-class settings "
 						    "do not govern the tasks it schedules",

@@ -12,6 +12,11 @@
  * below a root fd without writing anything. Each missing control carries
  * the reason in @notes. The planner sees only this struct.
  */
+typedef struct KernelIrq {
+	unsigned irq;
+	CpuSet affinity;
+} KernelIrq;
+
 typedef struct KernelCaps {
 	char release[64];            /* proc/sys/kernel/osrelease, "" unknown */
 
@@ -24,6 +29,23 @@ typedef struct KernelCaps {
 	bool cpuset_partitions;      /* isolated partitions (5.11+) */
 	bool isolated_known;         /* sys/fs/cgroup/cpuset.cpus.isolated read */
 	CpuSet isolated;             /* CPUs in isolated partitions now */
+
+	/*
+	 * housekeeping (the controls irq_affinity, workqueue_cpumask,
+	 * irqbalance_socket): what each holds now, when it is there.
+	 */
+	CpuSet irq_default;          /* proc/irq/default_smp_affinity */
+	KernelIrq *irqs;             /* proc/irq/N/smp_affinity_list, by N */
+	size_t n_irqs;
+	/*
+	 * IRQs whose affinity the kernel refused to change at the last apply
+	 * (managed IRQs, per-CPU IRQs: EIO), as the daemon learnt them from the
+	 * applier; the probe leaves it alone.
+	 */
+	unsigned *irqs_refused;
+	size_t n_irqs_refused;
+	CpuSet workqueue_mask;       /* sys/devices/virtual/workqueue/cpumask */
+	int irqbalance_pid;          /* run/irqbalance/irqbalance<PID>.sock; 0 none */
 
 	/* debugfs and lockdown */
 	bool debugfs_sched;          /* sys/kernel/debug/sched exists */
@@ -46,6 +68,7 @@ typedef struct KernelCaps {
 } KernelCaps;
 
 void kernel_caps_done(KernelCaps *c);
+void kernel_irqs_free(KernelIrq *irqs, size_t n);
 
 /* Is control @id (a row of the control table) there? */
 bool kernel_caps_has(const KernelCaps *c, const char *id) _pure_;
@@ -75,6 +98,9 @@ int kernel_probe(int root_fd, KernelCaps *ret);
 void kernel_probe_sched_ext(int root_fd, KernelCaps *c);
 /* A BPF scheduler is running (or being enabled). */
 bool kernel_caps_sched_ext_running(const KernelCaps *c) _pure_;
+
+/* The housekeeping controls' state below @root_fd into @c (for the probe and the daemon's re-reads). */
+void kernel_probe_housekeeping(int root_fd, KernelCaps *c);
 
 /* Offline planning: what an unpatched or a patched 7.3 kernel offers. */
 void kernel_caps_stock(KernelCaps *ret);

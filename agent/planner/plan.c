@@ -509,6 +509,146 @@ static int plan_numa_balancing(const PlanInput *in, Plan *p)
 	return step_set(st, STEP_SET, c->id, o, "wanted %s", st->to);
 }
 
+static const char *const housekeeping_controls[_HOUSEKEEPING_PART_MAX] = {
+	[HOUSEKEEPING_IRQS] = "irq_affinity",
+	[HOUSEKEEPING_WORKQUEUES] = "workqueue_cpumask",
+	[HOUSEKEEPING_IRQBALANCE] = "irqbalance_socket",
+};
+
+/*
+ * "irqs 0-5; workqueues 0-5; irqbalance bans 6-7": the parts in @parts as
+ * they hold @cpus (@banned NULL: irqbalance's bans unknown, it runs). The
+ * applier's read-back says the same words (applier_read_actual()).
+ */
+static int housekeeping_text(int parts, const KernelCaps *k, const CpuSet *cpus, const CpuSet *wq,
+			     const CpuSet *banned, char **ret)
+{
+	StrBuf b = {};
+
+	for (HousekeepingPart i = 0; i < _HOUSEKEEPING_PART_MAX; i++) {
+		const CpuSet *set = i == HOUSEKEEPING_IRQS ? cpus : i == HOUSEKEEPING_WORKQUEUES ? wq : banned;
+		_cleanup_free_ char *l = NULL;
+
+		if (!(parts & (1 << i)))
+			continue;
+		strbuf_append(&b, b.len ? "; " : "");
+		if (!kernel_caps_has(k, housekeeping_controls[i]))
+			strbuf_append(&b, i == HOUSEKEEPING_IRQBALANCE ? "irqbalance not running" :
+				      i == HOUSEKEEPING_IRQS ? "irqs absent" : "workqueues absent");
+		else if (i == HOUSEKEEPING_IRQBALANCE && !set)
+			strbuf_append(&b, "irqbalance running");
+		else if (cpuset_format_list(set, &l) < 0)
+			b.error = -ENOMEM;
+		else
+			strbuf_appendf(&b, "%s %s", i == HOUSEKEEPING_IRQBALANCE ? "irqbalance bans" :
+				       i == HOUSEKEEPING_IRQS ? "irqs" : "workqueues", *l ? l : "unknown");
+	}
+	return strbuf_steal(&b, ret);
+}
+
+static bool irq_refused(const KernelCaps *k, unsigned irq)
+{
+	for (size_t j = 0; j < k->n_irqs_refused; j++)
+		if (k->irqs_refused[j] == irq)
+			return true;
+	return false;
+}
+
+/* How many IRQs the apply moves: an isolated CPU in their affinity, and not known to refuse. */
+static unsigned irqs_to_move(const KernelCaps *k, const CpuSet *isolated)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < k->n_irqs; i++)
+		n += !irq_refused(k, k->irqs[i].irq) && cpuset_intersects(&k->irqs[i].affinity, isolated);
+	return n;
+}
+
+static void housekeeping_why(StrBuf *b, const KernelCaps *k, int mode, int usable, const CpuSet *isolated)
+{
+	_cleanup_free_ char *iso = NULL;
+
+	if (cpuset_format_list(isolated, &iso) < 0) {
+		b->error = -ENOMEM;
+		return;
+	}
+	strbuf_appendf(b, "keep off the isolated CPUs %s", iso);
+	if (usable & (1 << HOUSEKEEPING_IRQS)) {
+		strbuf_appendf(b, "; %u of %zu IRQs have isolated CPUs in their affinity and move",
+			       irqs_to_move(k, isolated), k->n_irqs);
+		for (size_t j = 0; j < k->n_irqs_refused; j++)
+			strbuf_appendf(b, j ? ",%u" : "; cannot be moved (the kernel refused the write: a managed "
+				       "or per-CPU IRQ): %u", k->irqs_refused[j]);
+	} else if (mode & (1 << HOUSEKEEPING_IRQS))
+		strbuf_append(b, "; no /proc/irq/default_smp_affinity: IRQs not moved");
+	if ((mode & (1 << HOUSEKEEPING_WORKQUEUES)) && !(usable & (1 << HOUSEKEEPING_WORKQUEUES)))
+		strbuf_append(b, "; no /sys/devices/virtual/workqueue/cpumask: unbound workqueues not moved");
+	if ((mode & (1 << HOUSEKEEPING_IRQBALANCE)) && !(usable & (1 << HOUSEKEEPING_IRQBALANCE)))
+		strbuf_append(b, "; irqbalance not running (no socket in /run/irqbalance): nothing to tell");
+	/* What no runtime write moves, said where an operator looks. */
+	strbuf_append(b, "; not moved: per-CPU kernel threads (kworker/N, ksoftirqd/N) and managed IRQs; "
+		      "the tick and RCU callbacks need nohz_full= and rcu_nocbs= on the kernel command line (a reboot)");
+}
+
+/*
+ * housekeeping: the IRQs, the unbound workqueues and irqbalance keep off
+ * the isolated CPUs. One step for the three parts; the applier expands the
+ * IRQ part over the IRQs there when it runs (they come and go).
+ */
+static int plan_housekeeping(const PlanInput *in, Plan *p)
+{
+	const KernelCaps *k = in->caps;
+	PlanStep *st = &p->steps[SETTING_HOUSEKEEPING];
+	const Origin *o = &in->settings->origin[SETTING_HOUSEKEEPING];
+	int mode = in->settings->value[SETTING_HOUSEKEEPING].mode, usable = 0, r;
+	StrBuf why = {};
+	CpuSet hk = {};
+	StepAction action;
+
+	if (mode < 0 || mode > HOUSEKEEPING_ALL)
+		return -EINVAL;
+	r = housekeeping_text(mode ?: HOUSEKEEPING_ALL, k, &k->irq_default, &k->workqueue_mask, NULL, &st->from);
+	if (r < 0)
+		return r;
+	if (mode == 0) {
+		r = strdup_to(&st->to, st->from);
+		return r < 0 ? r : step_set(st, STEP_KEEP, NULL, o,
+					    "housekeeping = none: IRQs, workqueues and irqbalance left as they are");
+	}
+	if (cpuset_is_empty(&p->isolated)) {
+		r = strdup_to(&st->to, st->from);
+		return r < 0 ? r : step_set(st, STEP_NOT_APPLICABLE, NULL, o,
+					    "no isolated CPUs: nothing to keep IRQs and workqueues off");
+	}
+
+	r = cpuset_copy(&hk, &in->topology->online);
+	if (r < 0)
+		return r;
+	cpuset_andnot(&hk, &p->isolated);
+	r = housekeeping_text(mode, k, &hk, &hk, &p->isolated, &st->to);
+	cpuset_done(&hk);
+	if (r < 0)
+		return r;
+
+	for (HousekeepingPart i = 0; i < _HOUSEKEEPING_PART_MAX; i++)
+		if ((mode & (1 << i)) && kernel_caps_has(k, housekeeping_controls[i]))
+			usable |= 1 << i;
+	p->housekeeping_parts = usable;
+	housekeeping_why(&why, k, mode, usable, &p->isolated);
+	r = strbuf_steal(&why, &st->why);
+	if (r < 0)
+		return r;
+	if (!usable)
+		action = STEP_UNSUPPORTED;
+	else if (streq(st->from, st->to) && irqs_to_move(k, &p->isolated) == 0)
+		action = STEP_NONE;
+	else
+		action = STEP_SET;
+	st->action = action;
+	st->control = usable ? kernel_control_get(housekeeping_controls[__builtin_ctz((unsigned)usable)]) : NULL;
+	return origin_copy(&st->origin, o);
+}
+
 /*
  * The planner's part of each setting: the function that makes its step, or
  * for a setting without one, the setting whose step reads it.
@@ -522,6 +662,7 @@ static const struct {
 	[SETTING_ISOLATED_CPUS] = { plan_isolation },
 	[SETTING_HOUSEKEEPING_SMT] = { NULL, SETTING_ISOLATED_CPUS },
 	[SETTING_NUMA_BALANCING] = { plan_numa_balancing },
+	[SETTING_HOUSEKEEPING] = { plan_housekeeping },
 };
 
 SettingId plan_step_of(SettingId id)

@@ -50,6 +50,7 @@ typedef struct Plan {
 	int relax_level;               /* effective after the plan, -1 default */
 	bool smt_buddy_assist;         /* effective after the plan */
 	char *kernel_cmdline;          /* arguments to add for pending-reboot steps */
+	int housekeeping_parts;        /* HousekeepingPart bits the housekeeping step acts on */
 	DomainLayout *layout;          /* predicted after the plan */
 } Plan;
 

@@ -46,6 +46,13 @@ static const char *const numa_balancing_mode_table[_NUMA_BALANCING_MAX] = {
 	[NUMA_BALANCING_ON_TIERING] = "on+memory-tiering",
 };
 
+static const char *const housekeeping_part_table[_HOUSEKEEPING_PART_MAX] = {
+	[HOUSEKEEPING_IRQS] = "irqs",
+	[HOUSEKEEPING_WORKQUEUES] = "workqueues",
+	[HOUSEKEEPING_IRQBALANCE] = "irqbalance",
+};
+DEFINE_STRING_TABLE_LOOKUP(housekeeping_part, HousekeepingPart);
+
 /* The kernel rejects relax levels above its number of domain levels; 15 is ample. */
 #define RELAX_LEVEL_MAX 15
 
@@ -188,6 +195,61 @@ static int format_isolated_cpus(const Setting *s, const SettingValue *v, char **
 	return 0;
 }
 
+/* "all", "none" or a comma list of parts ("irqs,irqbalance"), each once. */
+static int parse_housekeeping(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
+{
+	_cleanup_strv_free_ char **words = NULL;
+	int mode = 0, r;
+
+	if (streq(text, "all") || streq(text, "none")) {
+		*ret = (SettingValue) { .mode = streq(text, "all") ? HOUSEKEEPING_ALL : 0 };
+		return 0;
+	}
+	/* strv_split() drops empty words: "irqs," would pass for "irqs". */
+	if (text[0] == ',' || strstr(text, ",,") || (*text && text[strlen(text) - 1] == ','))
+		return error_message(ret_error, -EINVAL,
+				     "invalid value '%s' for %s: unknown part ''; expected all, none or a comma list of "
+				     "irqs, workqueues and irqbalance", text, s->key);
+	r = strv_split(text, ",", &words);
+	if (r < 0)
+		return r;
+	STRV_FOREACH(w, words) {
+		HousekeepingPart p = housekeeping_part_from_string(strip(*w));
+
+		if (p < 0 || (mode & (1 << p)))
+			return error_message(ret_error, -EINVAL,
+					     "invalid value '%s' for %s: %s '%s'; expected all, none or a comma list of "
+					     "irqs, workqueues and irqbalance", text, s->key,
+					     p < 0 ? "unknown part" : "repeated part", *w);
+		mode |= 1 << p;
+	}
+	if (mode == 0)
+		return error_message(ret_error, -EINVAL,
+				     "invalid value '%s' for %s: expected all, none or a comma list of irqs, workqueues "
+				     "and irqbalance", text, s->key);
+	*ret = (SettingValue) { .mode = mode };
+	return 0;
+}
+
+static int format_housekeeping(const Setting *s, const SettingValue *v, char **ret)
+{
+	StrBuf b = {};
+	char *t = NULL;
+	int r;
+
+	if (v->mode == 0 || v->mode == HOUSEKEEPING_ALL)
+		return strdup_to(ret, v->mode ? "all" : "none");
+	for (HousekeepingPart p = 0; p < _HOUSEKEEPING_PART_MAX; p++)
+		if (v->mode & (1 << p))
+			strbuf_appendf(&b, "%s%s", b.len ? "," : "", housekeeping_part_to_string(p));
+	r = strbuf_steal(&b, &t);
+	if (r < 0)
+		return r;
+	free(*ret);
+	*ret = t;
+	return 0;
+}
+
 static const Setting setting_table[_SETTING_MAX] = {
 	[SETTING_SMT_BUDDY_ASSIST] = {
 		.section = "scheduler",
@@ -237,6 +299,15 @@ static const Setting setting_table[_SETTING_MAX] = {
 		.names = numa_balancing_mode_table,
 		.n_names = _NUMA_BALANCING_MAX,
 		.expected = "keep, off, on, memory-tiering or on+memory-tiering",
+	},
+	[SETTING_HOUSEKEEPING] = {
+		.section = "isolation",
+		.key = "housekeeping",
+		.man = "topotune.profile(5)",
+		.default_value = { .mode = 0 },
+		.parse = parse_housekeeping,
+		.format = format_housekeeping,
+		.expected = "all, none or a comma list of irqs, workqueues and irqbalance",
 	},
 };
 

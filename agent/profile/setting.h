@@ -20,6 +20,7 @@ typedef enum SettingId {
 	SETTING_ISOLATED_CPUS,
 	SETTING_HOUSEKEEPING_SMT,
 	SETTING_NUMA_BALANCING,
+	SETTING_HOUSEKEEPING,
 	_SETTING_MAX,
 	_SETTING_INVALID = -EINVAL,
 } SettingId;
@@ -67,6 +68,21 @@ typedef enum NumaBalancingMode {
 	_NUMA_BALANCING_MAX,
 	_NUMA_BALANCING_INVALID = -EINVAL,
 } NumaBalancingMode;
+
+/*
+ * [isolation] housekeeping: what else follows the isolated partition onto
+ * the housekeeping CPUs. The value's mode is a set of these bits; 0 is
+ * "none", all of them "all".
+ */
+typedef enum HousekeepingPart {
+	HOUSEKEEPING_IRQS,          /* proc/irq/default_smp_affinity and every IRQ that accepts it */
+	HOUSEKEEPING_WORKQUEUES,    /* sys/devices/virtual/workqueue/cpumask (unbound workqueues) */
+	HOUSEKEEPING_IRQBALANCE,    /* irqbalance's banned CPUs, through its socket */
+	_HOUSEKEEPING_PART_MAX,
+	_HOUSEKEEPING_PART_INVALID = -EINVAL,
+} HousekeepingPart;
+
+#define HOUSEKEEPING_ALL ((1 << _HOUSEKEEPING_PART_MAX) - 1)
 
 /*
  * One setting's value. @mode is the setting's own enum (SmtBuddyMode,
@@ -123,3 +139,5 @@ const char *isolation_mode_to_string(IsolationMode m) _const_;
 IsolationMode isolation_mode_from_string(const char *s) _pure_;
 const char *housekeeping_smt_to_string(HousekeepingSmt h) _const_;
 HousekeepingSmt housekeeping_smt_from_string(const char *s) _pure_;
+const char *housekeeping_part_to_string(HousekeepingPart p) _const_;
+HousekeepingPart housekeeping_part_from_string(const char *s) _pure_;

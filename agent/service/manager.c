@@ -237,6 +237,15 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 	r = kernel_probe(m->session.root_fd, &m->session.caps);
 	if (r < 0)
 		return r;
+	/* Which IRQs refused at the last apply: the plan names them (the probe cannot tell). */
+	if (m->applier && m->applier->n_irqs_refused > 0) {
+		m->session.caps.irqs_refused = malloc(m->applier->n_irqs_refused * sizeof(unsigned));
+		if (!m->session.caps.irqs_refused)
+			return -ENOMEM;
+		memcpy(m->session.caps.irqs_refused, m->applier->irqs_refused,
+		       m->applier->n_irqs_refused * sizeof(unsigned));
+		m->session.caps.n_irqs_refused = m->applier->n_irqs_refused;
+	}
 
 	return session_compute(&m->session, name, ret_profile, ret_settings, ret_plan, ret_error);
 }
@@ -450,6 +459,19 @@ int manager_state_reasons(Manager *m, char ***ret)
 						    "(smt_buddy_assist, relax_domain_level, numa_balancing) do not "
 						    "govern the tasks it schedules",
 						    k.sched_ext_ops[0] ? k.sched_ext_ops : "unknown", k.sched_ext_state));
+	}
+	if (r >= 0 && m->applier && m->applier->n_irqs_refused > 0) {
+		StrBuf b = {};
+		char *t = NULL;
+
+		for (size_t i = 0; i < m->applier->n_irqs_refused; i++)
+			strbuf_appendf(&b, "%s%u", i ? ", " : "", m->applier->irqs_refused[i]);
+		r = strbuf_steal(&b, &t);
+		if (r >= 0)
+			r = strv_push(&l, strprintf("housekeeping: IRQ %s keep%s their affinity: the kernel refused a "
+						    "new one (managed or per-CPU IRQs)", t,
+						    m->applier->n_irqs_refused == 1 ? "s" : ""));
+		free(t);
 	}
 	for (size_t i = 0; r >= 0 && m->plan && i < _SETTING_MAX; i++) {
 		const PlanStep *st = &m->plan->steps[i];

@@ -141,7 +141,7 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     rc, out, err = run("explain", "--list")
     check("explain --list: the settings table's names, one a line",
           rc == 0 and out.split() == ["smt_buddy_assist", "relax_domain_level", "isolated_cpus", "housekeeping_smt",
-                                    "numa_balancing"],
+                                    "numa_balancing", "housekeeping"],
           (rc, out, err))
     rc, out, err = run("--root", hygon, "profiles")
     check("profiles lists balanced", rc == 0 and "balanced" in out, out + err)

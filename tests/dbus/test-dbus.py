@@ -130,7 +130,8 @@ def slice_dir(root, partition_as_dir=False):
             f.write("member\n")
 
 
-WATCHED = ("proc/sys/kernel", "sys/kernel/debug/sched", "sys/fs/cgroup", "etc/default")
+WATCHED = ("proc/sys/kernel", "sys/kernel/debug/sched", "sys/fs/cgroup", "etc/default", "proc/irq",
+           "sys/devices/virtual/workqueue")
 
 
 def snapshot(root):
@@ -158,6 +159,21 @@ def norm(k, v):
 def snap_diff(a, b):
     keys = sorted(set(a) | set(b))
     return [k for k in keys if norm(k, a.get(k, b"<absent>")) != norm(k, b.get(k, b"<absent>"))]
+
+
+def cpulist(text):
+    """The CPUs of a cpulist ("0-5,8")."""
+    cpus = []
+    for part in filter(None, text.strip().split(",")):
+        a, _, b = part.partition("-")
+        cpus.extend(range(int(a), int(b or a) + 1))
+    return cpus
+
+
+def mask_cpus(text):
+    """The CPUs of a kernel hex mask ("ff,00000000")."""
+    v = int(text.strip().replace(",", "") or "0", 16)
+    return [c for c in range(v.bit_length()) if v >> c & 1]
 
 
 def rd(root, rel):
@@ -416,11 +432,46 @@ try:
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", iso + "\n")   # what the kernel reports then
     v_ok, mism = mgr().Verify()
     check("Verify after hpc (kernel reports the partition): ok", bool(v_ok), str(mism))
+    # housekeeping = all (hpc): IRQs and unbound workqueues on the housekeeping CPUs.
+    hk = str(prop("HousekeepingCpus"))
+    st = settings()
+    want_hk = f"irqs {hk}; workqueues {hk}; irqbalance not running"
+    check("Settings: housekeeping all from hpc.ini, the IRQs' default and the workqueues on the housekeeping CPUs",
+          st.get("housekeeping", ("",) * 4)[:3] == (want_hk, want_hk, True)
+          and "profiles/hpc.ini:" in st["housekeeping"][3], str(st.get("housekeeping")))
+    check("hpc: /proc/irq/1 (was every CPU) and the node 0 device IRQ 24 keep off the isolated CPUs",
+          rd(main, "proc/irq/1/smp_affinity_list") == hk
+          and not set(cpulist(rd(main, "proc/irq/24/smp_affinity_list"))) & set(cpulist(iso))
+          and set(cpulist(rd(main, "proc/irq/24/smp_affinity_list"))) < set(cpulist(hk))
+          and rd(main, "proc/irq/0/smp_affinity_list") == "0",
+          rd(main, "proc/irq/1/smp_affinity_list") + " / " + rd(main, "proc/irq/24/smp_affinity_list"))
+    # An IRQ allocated since (a device bound): Verify names its file, Apply moves it.
+    os.makedirs(os.path.join(main, "proc/irq/77"))
+    wr(main, "proc/irq/77/smp_affinity_list", "0-383\n")
+    v_ok, mism = mgr().Verify()
+    check("Verify: a new IRQ on isolated CPUs is drift of housekeeping, by its path",
+          not v_ok and any(str(x[0]) == "housekeeping" and "/proc/irq/77/smp_affinity_list: " + hk == str(x[1])
+                           and "(an IRQ not moved yet)" in str(x[2]) for x in mism), str(mism))
+    err = call_error(mgr().Apply, False)
+    v_ok, mism = mgr().Verify()
+    check("Apply moves it; Verify ok again", err[0] is None and rd(main, "proc/irq/77/smp_affinity_list") == hk
+          and bool(v_ok), f"{err} {rd(main, 'proc/irq/77/smp_affinity_list')} {mism}")
+    steps, _ = mgr().Plan("hpc")
+    hks = [[str(x) for x in st] for st in steps if str(st[0]) == "housekeeping"]
+    check("Plan(hpc): the housekeeping step says what moves and what no runtime write moves",
+          len(hks) == 1 and any("IRQs have isolated CPUs in their affinity" in x and "nohz_full=" in x
+                                for x in hks[0]), str(hks))
     err = call_error(mgr().SetProfile, "throughput", False)
     wr(main, "sys/fs/cgroup/cpuset.cpus.isolated", "\n")
     check("leaving hpc restores the slice's cpuset.cpus byte-exact and the partition mode",
           err[0] is None and not [k for k in snap_diff(orig, snapshot(main)) if "topotune.slice" in k],
           str(err) + str(snap_diff(orig, snapshot(main))))
+    check("leaving hpc restores /proc/irq and the workqueue cpumask byte-exact (IRQ 77 as it came)",
+          err[0] is None and not [k for k in snap_diff(orig, snapshot(main))
+                                  if ("proc/irq" in k or "workqueue" in k) and "irq/77" not in k]
+          and rd(main, "proc/irq/77/smp_affinity_list") == "0-383",
+          str(snap_diff(orig, snapshot(main))))
+    shutil.rmtree(os.path.join(main, "proc/irq/77"))
 
     # --- drift on demand --------------------------------------------------------------
     wr(main, SMT, "0\n")
@@ -736,6 +787,18 @@ try:
     said = state in ("degraded", "failed") and any("isolated" in r for r in reasons)
     check("... the isolated set is recomputed on the online CPUs (or State says why), never left invalid",
           recomputed or said, f"iso={iso1} state={state} reasons={reasons}")
+    hk1 = str(prop("HousekeepingCpus"))
+
+    def hk_follows():
+        return (rd(hp, "proc/irq/1/smp_affinity_list") == hk1 and not set(cpulist(iso1)) & set(cpulist(hk1))
+                and set(mask_cpus(rd(hp, "proc/irq/default_smp_affinity"))) == set(cpulist(hk1)))
+    end = time.time() + 5   # the re-plan's apply may still be writing when Topology changes
+    while time.time() < end and not hk_follows():
+        time.sleep(0.1)
+    check("... housekeeping follows: IRQ 1 and the IRQ default affinity on the new housekeeping CPUs",
+          hk_follows(),
+          f"iso={iso1} hk={hk1} irq1={rd(hp, 'proc/irq/1/smp_affinity_list')} "
+          f"default={rd(hp, 'proc/irq/default_smp_affinity')}")
     time.sleep(0.3)
     mon = log_text(monitor_log)[mark:]
     check("... PropertiesChanged carries Topology and IsolatedCpus, Applied is sent",
@@ -753,9 +816,14 @@ try:
     check(f"cpu{gone} back online: Topology 384 threads, the isolated set as at start",
           int(prop("Topology")["threads"]) == 384 and str(prop("IsolatedCpus")) == iso0
           and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == iso0, str(prop("IsolatedCpus")))
+    check("... and back: IRQ 1 on the housekeeping CPUs of the starting set",
+          rd(hp, "proc/irq/1/smp_affinity_list") == str(prop("HousekeepingCpus")), rd(hp, "proc/irq/1/smp_affinity_list"))
     stop_daemon(d)
     check("hotplug tree: stop restores the slice", rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == ""
           and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition") == "member")
+    check("hotplug tree: stop restores IRQ 1 (every CPU) and the default affinity",
+          rd(hp, "proc/irq/1/smp_affinity_list") == "0-383"
+          and rd(hp, "proc/irq/default_smp_affinity") == ",".join(["ffffffff"] * 12))
     shutil.rmtree(hp)
 
     # ======================= a partition that refuses the write: rollback =========
@@ -1302,6 +1370,8 @@ try:
           and sample(sm, "topotune_setting_desired_info", setting="numa_balancing", value="keep") == 1
           and sample(sm, "topotune_setting_desired", setting="numa_balancing") is None
           and sample(sm, "topotune_setting_actual_info", setting="isolated_cpus", value="none") == 1
+          and sample(sm, "topotune_setting_desired_info", setting="housekeeping", value="keep") == 1
+          and sample(sm, "topotune_setting_in_sync", setting="housekeeping") == 1
           and not [k for k in sm if k[0] in ("topotune_setting_actual", "topotune_setting_desired")
                    and "value" in dict(k[1])], text[:3000])
     lb = sample(sm, "topotune_schedstat_lb_count_total", index="1", domain="MC", idle="newly_idle")

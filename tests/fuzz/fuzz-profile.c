@@ -16,7 +16,7 @@
 #include "profile.h"
 
 static const char *const keys[] = { "smt_buddy_assist", "relax_domain_level", "isolated_cpus", "housekeeping_smt",
-				     "numa_balancing" };
+				     "numa_balancing", "housekeeping" };
 
 static const MatchFacts facts[] = {
 	{ "hygon", 0x18, 7, 2, 384, 6, true },

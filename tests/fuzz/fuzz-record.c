@@ -27,6 +27,9 @@ static const char *const files[][2] = {
 	{ "sys/fs/cgroup/topotune.slice/cpuset.cpus", "\n" },
 	{ "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition", "member\n" },
 	{ "etc/default/grub", "GRUB_DEFAULT=0\n" },
+	{ "proc/irq/default_smp_affinity", "ff\n" },
+	{ "proc/irq/5/smp_affinity_list", "0-7\n" },
+	{ "sys/devices/virtual/workqueue/cpumask", "000000ff\n" },
 };
 
 /* Does @s, as the file now holds it, look like a value recovery may write there? */
@@ -39,6 +42,9 @@ static bool sane(const char *path, const char *s)
 		       startswith(s, "isolated");
 	if (strstr(path, "subtree_control"))
 		return !strpbrk(s, "$;`|&<>()\"'");
+	/* hex CPU masks: hex digits, ',' and blanks */
+	if (strstr(path, "default_smp_affinity") || strstr(path, "workqueue/cpumask"))
+		return strspn(s, "0123456789abcdefABCDEF, \t\n") == strlen(s);
 	/* numbers and CPU lists: digits, '-', ',' and blanks */
 	return strspn(s, "0123456789-, \t\n") == strlen(s);
 }

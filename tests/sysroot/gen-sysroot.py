@@ -864,6 +864,29 @@ def gen_kernel(m, tree):
                             for x in levels) + "\n")
 
 
+def gen_irqs(m, tree):
+    """/proc/irq and the unbound workqueues' cpumask as a booted kernel
+    leaves them: the default affinity and the workqueue mask every possible
+    CPU, the legacy IRQs (0 timer on CPU 0, 1 keyboard, 8 rtc, 9 acpi) and
+    one device IRQ per node on that node's CPUs, as irqbalance would have
+    spread them. A file tree cannot refuse a write as a managed IRQ does
+    (EIO): the unit tests model that through the applier's I/O."""
+    nb = m.nr_cpu_ids
+    possible = list(range(m.nr_cpu_ids))
+    tree.mkdir("proc/irq")
+    tree.write("proc/irq/default_smp_affinity", fmt_mask(possible, nb) + "\n")
+    irqs = {0: [0], 1: possible, 8: possible, 9: possible}
+    for i, n in enumerate(m.nodes):
+        on = [c for c in range(m.ncpus) if m.is_online[c] and m.node[c] == n]
+        irqs[24 + i] = on or possible
+    for irq, cpus in sorted(irqs.items()):
+        tree.mkdir(f"proc/irq/{irq}")
+        tree.write(f"proc/irq/{irq}/smp_affinity", fmt_mask(cpus, nb) + "\n")
+        tree.write(f"proc/irq/{irq}/smp_affinity_list", fmt_list(cpus) + "\n")
+    tree.mkdir("sys/devices/virtual/workqueue")
+    tree.write("sys/devices/virtual/workqueue/cpumask", fmt_mask(possible, nb) + "\n")
+
+
 def gen_cgroup(m, tree):
     k = m.spec["kernel"]
     cg = "sys/fs/cgroup"
@@ -1000,6 +1023,7 @@ def generate(spec, outdir, offline=(), schedstat=None, force=False,
     gen_nodes(m, tree)
     gen_proc(m, tree, schedstat)
     gen_kernel(m, tree)
+    gen_irqs(m, tree)
     gen_cgroup(m, tree)
     damage(m, outdir, damaged)
     tree.write(MARKER, summary(m) + "".join(f"damage = {d}\n"

@@ -6,8 +6,11 @@
  */
 #include <dirent.h>
 #include <fcntl.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "applier.h"
 #include "fileio.h"
@@ -1187,11 +1190,388 @@ static void test_empty_root(void)
 	rm_rf(tmpl);
 }
 
+/* --- housekeeping: IRQs, workqueues, irqbalance ------------------------------ */
+
+static void check_file_at(const char *where, int fd, const char *path, const char *want)
+{
+	_cleanup_free_ char *s = file(fd, path);
+
+	check_ctx(where, streq(s, want));
+	if (!streq(s, want))
+		fprintf(stderr, "%s: /%s holds \"%s\", want \"%s\"\n", where, path, s, want);
+}
+#define check_file_str(x) #x
+#define check_file_line(l) check_file_str(l)
+#define check_file(fd, path, want) check_file_at(__FILE__ ":" check_file_line(__LINE__), fd, path, want)
+
+static void check_file_lacks(int fd, const char *path, const char *text)
+{
+	_cleanup_free_ char *s = file(fd, path);
+
+	check(!strstr(s, text));
+}
+
+/*
+ * A kernel's /proc/irq as the applier meets it: the IRQs in @managed refuse
+ * a new affinity with EIO (irq_can_set_affinity_usr() is false for a
+ * managed or per-CPU IRQ, and write_irq_affinity() says EIO); writing IRQ
+ * @trigger frees IRQ @vanish and allocates IRQ @appear meanwhile.
+ */
+static struct {
+	const char *managed[4];
+	unsigned trigger, vanish, appear;
+	bool fired;
+} irqk;
+
+static bool irq_managed(const char *path)
+{
+	for (size_t i = 0; i < ELEMENTSOF(irqk.managed) && irqk.managed[i]; i++) {
+		_cleanup_free_ char *p = strprintf("proc/irq/%s/smp_affinity_list", irqk.managed[i]);
+
+		if (streq(path, p))
+			return true;
+	}
+	return false;
+}
+
+static int irq_write(void *u, int root_fd, const char *path, const char *value)
+{
+	_cleanup_free_ char *trigger = strprintf("proc/irq/%u/smp_affinity_list", irqk.trigger);
+	int r;
+
+	if (irq_managed(path))
+		return -EIO;
+	r = f_write(u, root_fd, path, value);
+	if (r >= 0 && irqk.trigger && !irqk.fired && streq(path, trigger)) {
+		_cleanup_free_ char *gone = strprintf("proc/irq/%u/smp_affinity_list", irqk.vanish),
+				    *dir = strprintf("proc/irq/%u", irqk.vanish),
+				    *new = strprintf("proc/irq/%u/smp_affinity_list", irqk.appear);
+
+		irqk.fired = true;
+		check(unlinkat(root_fd, gone, 0) == 0 && unlinkat(root_fd, dir, AT_REMOVEDIR) == 0);
+		put(root_fd, new, "0-7\n");
+	}
+	return r;
+}
+
+/* What irqbalance's socket heard, one command per connection. */
+static char *irqbalance_heard;
+
+static int irqbalance_fake(void *u, int root_fd, const char *path, const char *cpus)
+{
+	if (!path_exists_at(root_fd, path))
+		return -ECONNREFUSED;
+	free(irqbalance_heard);
+	irqbalance_heard = strprintf("%s settings cpus %s", path, *cpus ? cpus : "NULL");
+	return 0;
+}
+
+static const ApplierIo irq_io = { f_read, irq_write, f_mkdir, f_remove, NULL, NULL, irqbalance_fake };
+
+static void put_irqs(int fd)
+{
+	put(fd, "proc/irq/default_smp_affinity", "ff\n");
+	put(fd, "proc/irq/0/smp_affinity_list", "0\n");
+	put(fd, "proc/irq/1/smp_affinity_list", "0-7\n");
+	put(fd, "proc/irq/9/smp_affinity_list", "3\n");
+	put(fd, "proc/irq/24/smp_affinity_list", "7\n");
+	put(fd, "proc/irq/25/smp_affinity_list", "0-7\n");
+	put(fd, "sys/devices/virtual/workqueue/cpumask", "000000ff\n");
+}
+
+/* The plan on the tree as the probe finds it: CPUs 3,7 (core 3) isolated, housekeeping @mode. */
+static Plan *make_hk_plan(int fd, int mode, const char *isolated)
+{
+	_cleanup_(topology_freep) Topology *t = NULL;
+	ProfileSettings s = {
+		.value[SETTING_ISOLATED_CPUS].mode = isolated ? ISOLATION_LIST : ISOLATION_NONE,
+		.origin[SETTING_ISOLATED_CPUS] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 6 },
+		.value[SETTING_HOUSEKEEPING].mode = mode,
+		.origin[SETTING_HOUSEKEEPING] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 7 },
+	};
+	KernelCaps k;
+	PlanInput in;
+	Plan *p = NULL;
+
+	check(topo_build(&small, &t) == 0);
+	if (isolated)
+		check(cpuset_parse_list(isolated, &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
+	check(kernel_probe(fd, &k) == 0);
+	in = (PlanInput) { &intel, t, &k, &s, "t" };
+	check(plan_compute(&in, &p) == 0);
+	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
+	kernel_caps_done(&k);
+	return p;
+}
+
+/*
+ * Managed IRQs refuse and are reported, not fatal; the rest move to the
+ * housekeeping CPUs of their affinity; drift is per file; a kill -9 leaves a
+ * record that restores every byte, masks in the kernel's own spelling.
+ */
+static void test_housekeeping_apply(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = NULL, *after = NULL, *actual = NULL;
+	_cleanup_(plan_freep) Plan *p = NULL;
+	Applier *a = NULL;
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	put_irqs(fd);
+	before = snapshot(fd);
+	check(strstr(before, "proc/irq/1/smp_affinity_list\n0-7\n"));
+	p = make_hk_plan(fd, HOUSEKEEPING_ALL, "3,7");
+	if (!p)
+		return;
+	check_int(p->steps[SETTING_HOUSEKEEPING].action, STEP_SET);
+	check_str(p->steps[SETTING_HOUSEKEEPING].to, "irqs 0-2,4-6; workqueues 0-2,4-6; irqbalance not running");
+
+	fault = (Fault) {};
+	irqk = (typeof(irqk)) { .managed = { "24" } };
+	check(applier_new(fd, &irq_io, NULL, &a) == 0);
+	/* slice dir, cpuset.cpus, partition; default affinity, workqueues; IRQs 1, 9 and 25. */
+	check_int(applier_apply(a, p), 8);
+	check_file(fd, "proc/irq/default_smp_affinity", "77");
+	check_file(fd, "sys/devices/virtual/workqueue/cpumask", "77");
+	check_file(fd, "proc/irq/0/smp_affinity_list", "0\n");
+	check_file(fd, "proc/irq/1/smp_affinity_list", "0-2,4-6");
+	/* Only on isolated CPUs before: all the housekeeping CPUs now. */
+	check_file(fd, "proc/irq/9/smp_affinity_list", "0-2,4-6");
+	check_file(fd, "proc/irq/24/smp_affinity_list", "7\n");
+	check_file(fd, "proc/irq/25/smp_affinity_list", "0-2,4-6");
+	check_int(a->n_irqs_refused, 1);
+	if (a->n_irqs_refused == 1) {
+		check_int(a->irqs_refused[0], 24);
+		check_int(a->irqs_refused_error[0], -EIO);
+	}
+	check_int(a->irqs_moved, 3);
+	check(!a->error || !strstr(a->error, "irq/24"));
+	check_int(applier_read_actual(a, &p->steps[SETTING_HOUSEKEEPING], &actual), 0);
+	check_str(actual, "irqs 0-2,4-6; workqueues 0-2,4-6; irqbalance not running");
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 0);
+	mismatches_free(m, n);
+
+	/* Another writer puts IRQ 1 back on every CPU: drift of that file, by its path. */
+	check(write_string_at(fd, "proc/irq/1/smp_affinity_list", "0-7") == 0);
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 1);
+	if (n == 1) {
+		check_int(m[0].setting, SETTING_HOUSEKEEPING);
+		check_str(m[0].want, "/proc/irq/1/smp_affinity_list: 0-2,4-6");
+		check_str(m[0].got, "/proc/irq/1/smp_affinity_list: 0-7");
+	}
+	mismatches_free(m, n);
+	/* ... and the workqueue mask: the step's text says which part. */
+	check(write_string_at(fd, "sys/devices/virtual/workqueue/cpumask", "ff") == 0);
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 2);
+	if (n == 2)
+		check_str(m[1].got, "irqs 0-2,4-6; workqueues 0-7; irqbalance not running");
+	mismatches_free(m, n);
+	/* The repair writes both again, from the record's originals. */
+	check_int(applier_apply(a, p), 2);
+	check_file(fd, "proc/irq/1/smp_affinity_list", "0-2,4-6");
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 0);
+	mismatches_free(m, n);
+
+	/* kill -9: the record restores every byte, IRQ by IRQ. */
+	applier_free(a);
+	check(applier_new(fd, &irq_io, NULL, &a) == 0);
+	check_int(applier_load_state(a), 8);
+	check(applier_revert(a) == 0);
+	after = snapshot(fd);
+	check_str(after, before);
+	applier_free(a);
+
+	/* A record that names another file under proc/irq is refused, not followed. */
+	put(fd, STATE_FILE, "change irq 1 housekeeping =proc/irq/1/../../sys/kernel/x =0-7 =0 =t\n");
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_load_state(a), -EBADMSG);
+	check(a->error && strstr(a->error, "state:1: not a path topotune writes"));
+	applier_free(a);
+	put(fd, STATE_FILE, "change mask 1 housekeeping =proc/irq/default_smp_affinity =ff =77%3Brm =t\n");
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_load_state(a), -EBADMSG);
+	check(a->error && strstr(a->error, "state:1: not a CPU mask"));
+	applier_free(a);
+	rm_rf(tmpl);
+}
+
+/*
+ * IRQ 9 is freed and IRQ 40 allocated while the apply runs: 9 is skipped,
+ * 40 is left to verification, which names it, and the repair moves it.
+ * Revert restores what we moved, and leaves IRQ 41 (appeared since) alone.
+ */
+static void test_housekeeping_irqs_come_and_go(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(plan_freep) Plan *p = NULL;
+	_cleanup_(applier_freep) Applier *a = NULL;
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	put_irqs(fd);
+	p = make_hk_plan(fd, 1 << HOUSEKEEPING_IRQS, "3,7");
+	if (!p)
+		return;
+	fault = (Fault) {};
+	irqk = (typeof(irqk)) { .managed = { "24", "25" }, .trigger = 1, .vanish = 9, .appear = 40 };
+	check(applier_new(fd, &irq_io, NULL, &a) == 0);
+	/* slice dir, cpuset.cpus, partition, default affinity, IRQ 1. */
+	check_int(applier_apply(a, p), 5);
+	check(irqk.fired);
+	check_int(a->irqs_gone, 1);
+	check_int(a->n_irqs_refused, 2);
+	check_file(fd, "proc/irq/40/smp_affinity_list", "0-7\n");
+	check_file_lacks(fd, STATE_FILE, "irq/9/");
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 1);
+	if (n == 1) {
+		check_str(m[0].want, "/proc/irq/40/smp_affinity_list: 0-2,4-6");
+		check_str(m[0].got, "/proc/irq/40/smp_affinity_list: 0-7 (an IRQ not moved yet)");
+	}
+	mismatches_free(m, n);
+	check_int(applier_apply(a, p), 1);
+	check_file(fd, "proc/irq/40/smp_affinity_list", "0-2,4-6");
+	/* The managed IRQs are no drift: the kernel keeps them, and said so. */
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 0);
+	mismatches_free(m, n);
+
+	/* IRQ 40 freed after we moved it: its record has nothing to restore, and the revert goes on. */
+	put(fd, "proc/irq/41/smp_affinity_list", "3\n");
+	check(unlinkat(fd, "proc/irq/40/smp_affinity_list", 0) == 0 && unlinkat(fd, "proc/irq/40", AT_REMOVEDIR) == 0);
+	check_int(applier_revert(a), 0);
+	check_file(fd, "proc/irq/default_smp_affinity", "ff\n");
+	check_file(fd, "proc/irq/1/smp_affinity_list", "0-7\n");
+	check(!path_exists_at(fd, "proc/irq/40"));
+	check_file(fd, "proc/irq/41/smp_affinity_list", "3\n");
+	check(!path_exists_at(fd, STATE_FILE));
+	rm_rf(tmpl);
+}
+
+/*
+ * A workqueue cpumask that cannot be written (a read-only mount: the unit
+ * without its ReadWritePaths=): the apply fails naming the file and
+ * changes nothing, the IRQ default affinity written before it included.
+ */
+static void test_housekeeping_workqueue_readonly(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_free_ char *before = NULL, *after = NULL;
+	_cleanup_(plan_freep) Plan *p = NULL;
+	_cleanup_(applier_freep) Applier *a = NULL;
+
+	put_irqs(fd);
+	before = snapshot(fd);
+	p = make_hk_plan(fd, HOUSEKEEPING_ALL, "3,7");
+	if (!p)
+		return;
+	fault = (Fault) { .path = "workqueue/cpumask", .on_write = true, .error = EROFS };
+	irqk = (typeof(irqk)) {};
+	check(applier_new(fd, &irq_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p), -EROFS);
+	check(a->error && strstr(a->error, "/sys/devices/virtual/workqueue/cpumask: writing \"77\": Read-only file system"));
+	after = snapshot(fd);
+	check_str(after, before);
+	rm_rf(tmpl);
+}
+
+/*
+ * irqbalance is told through its socket: the isolated CPUs banned, and
+ * the ban lifted on revert; an irqbalance gone meanwhile took its ban
+ * with it (nothing to restore). The real socket protocol is checked
+ * against a listening socket.
+ */
+static void test_housekeeping_irqbalance(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl), lfd = -EBADF, cfd = -EBADF;
+	_cleanup_(plan_freep) Plan *p = NULL;
+	_cleanup_free_ char *actual = NULL, *sockpath = NULL;
+	Applier *a = NULL;
+	struct sockaddr_un sa = { .sun_family = AF_UNIX };
+	char buf[128] = {};
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	put_irqs(fd);
+	put(fd, "run/irqbalance/.keep", "");
+	sockpath = strprintf("%s/run/irqbalance/irqbalance4242.sock", tmpl);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sockpath);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	check(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0 && listen(lfd, 4) == 0);
+
+	/* The protocol itself, against the socket: one command, credentials attached. */
+	check_int(applier_irqbalance_send(fd, "run/irqbalance/irqbalance4242.sock", "3,7"), 0);
+	cfd = accept4(lfd, NULL, NULL, SOCK_CLOEXEC);
+	check(cfd >= 0 && read(cfd, buf, sizeof(buf) - 1) > 0);
+	check_str(buf, "settings cpus 3,7");
+	check_int(applier_irqbalance_send(fd, "run/irqbalance/irqbalance999.sock", ""), -ENOENT);
+
+	p = make_hk_plan(fd, 1 << HOUSEKEEPING_IRQBALANCE, "3,7");
+	if (!p)
+		return;
+	check_str(p->steps[SETTING_HOUSEKEEPING].from, "irqbalance running");
+	check_str(p->steps[SETTING_HOUSEKEEPING].to, "irqbalance bans 3,7");
+	irqk = (typeof(irqk)) {};
+	check(applier_new(fd, &irq_io, NULL, &a) == 0);
+	check_int(applier_apply(a, p), 4);
+	check_str(irqbalance_heard, "run/irqbalance/irqbalance4242.sock settings cpus 3,7");
+	check_int(applier_read_actual(a, &p->steps[SETTING_HOUSEKEEPING], &actual), 0);
+	check_str(actual, "irqbalance bans 3,7");
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 0);
+	mismatches_free(m, n);
+	check_int(applier_apply(a, p), 0);
+
+	/* irqbalance restarted: a new socket, without our ban: drift, and the repair tells the new one. */
+	check(unlinkat(fd, "run/irqbalance/irqbalance4242.sock", 0) == 0);
+	lfd = safe_close(lfd);
+	free(sockpath);
+	sockpath = strprintf("%s/run/irqbalance/irqbalance5000.sock", tmpl);
+	snprintf(sa.sun_path, sizeof(sa.sun_path), "%s", sockpath);
+	lfd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+	check(lfd >= 0 && bind(lfd, (struct sockaddr *)&sa, sizeof(sa)) == 0);
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 1);
+	if (n == 1)
+		check_str(m[0].got, "irqbalance bans none");
+	mismatches_free(m, n);
+	check_int(applier_apply(a, p), 1);
+	check_str(irqbalance_heard, "run/irqbalance/irqbalance5000.sock settings cpus 3,7");
+	/* The first irqbalance's record went back when the second one was told (it is gone: nothing to say). */
+	check_file_lacks(fd, STATE_FILE, "irqbalance4242");
+
+	/* kill -9, recovery: the ban lifted. */
+	applier_free(a);
+	free(irqbalance_heard);
+	irqbalance_heard = NULL;
+	check(applier_new(fd, &irq_io, NULL, &a) == 0);
+	check_int(applier_load_state(a), 4);
+	check(applier_revert(a) == 0);
+	check_str(irqbalance_heard, "run/irqbalance/irqbalance5000.sock settings cpus NULL");
+	applier_free(a);
+	free(irqbalance_heard);
+	irqbalance_heard = NULL;
+	rm_rf(tmpl);
+}
+
 int main(void)
 {
 	test_escape();
 	test_apply_verify_revert();
 	test_numa_balancing();
+	test_housekeeping_apply();
+	test_housekeeping_irqs_come_and_go();
+	test_housekeeping_workqueue_readonly();
+	test_housekeeping_irqbalance();
 	test_faults();
 	test_rollback_keeps_record();
 	test_no_isolated_file();

@@ -4,6 +4,8 @@
  * the predicted scheduler domains of cpu0, as readable text. Pure: the
  * topologies are built in memory, the kernel capabilities are values.
  */
+#include <assert.h>
+
 #include "planner.h"
 #include "strutil.h"
 #include "test.h"
@@ -283,6 +285,131 @@ static void test_numa_balancing(void)
 	}
 }
 
+/*
+ * housekeeping: one step for the IRQs, the unbound workqueues and
+ * irqbalance, on an 8-CPU machine with CPUs 6-7 isolated (or none).
+ */
+static const TopoSpec flat8 = { 1, 8, 1, 1, 0, NULL, NULL };
+
+static void irqs_from_text(KernelCaps *k, const char *text)
+{
+	_cleanup_strv_free_ char **w = NULL;
+
+	check(strv_split(text, " ", &w) >= 0);
+	STRV_FOREACH(i, w) {
+		unsigned irq;
+		int n = 0;
+
+		check(sscanf(*i, "%u:%n", &irq, &n) == 1 && n > 0);
+		k->irqs = realloc(k->irqs, (k->n_irqs + 1) * sizeof(KernelIrq));
+		assert(k->irqs);
+		k->irqs[k->n_irqs] = (KernelIrq) { .irq = irq };
+		check(cpuset_parse_list(*i + n, &k->irqs[k->n_irqs++].affinity, NULL) == 0);
+	}
+}
+
+static void test_housekeeping(void)
+{
+	static const struct {
+		const char *name;
+		int mode;
+		const char *isolated;     /* NULL: none */
+		const char *irq_default;  /* hex mask; NULL: no /proc/irq */
+		const char *irqs;         /* "IRQ:cpulist ..." */
+		const char *refused;      /* "IRQ,IRQ" the kernel refused at the last apply */
+		const char *wq;           /* hex mask; NULL: no workqueue cpumask */
+		bool irqbalance;
+		const char *step;
+	} hk_cases[] = {
+		{ "none leaves everything", 0, "6-7", "ff", "1:0-7", NULL, "ff", true,
+		  "keep irqs 0-7; workqueues 0-7; irqbalance running -> irqs 0-7; workqueues 0-7; irqbalance running"
+		  " | housekeeping = none: IRQs, workqueues and irqbalance left as they are" },
+		{ "all without isolated CPUs", HOUSEKEEPING_ALL, NULL, "ff", "1:0-7", NULL, "ff", false,
+		  "not-applicable irqs 0-7; workqueues 0-7; irqbalance not running -> irqs 0-7; workqueues 0-7; "
+		  "irqbalance not running | no isolated CPUs: nothing to keep IRQs and workqueues off" },
+		{ "all, every part there", HOUSEKEEPING_ALL, "6-7", "ff", "0:0 1:0-7 9:6 24:7", NULL, "ff", true,
+		  "set irqs 0-7; workqueues 0-7; irqbalance running -> irqs 0-5; workqueues 0-5; irqbalance bans 6-7"
+		  " via /proc/irq (default_smp_affinity, N/smp_affinity_list) | keep off the isolated CPUs 6-7; 3 of 4"
+		  " IRQs have isolated CPUs in their affinity and move; not moved: per-CPU kernel threads (kworker/N,"
+		  " ksoftirqd/N) and managed IRQs; the tick and RCU callbacks need nohz_full= and rcu_nocbs= on the"
+		  " kernel command line (a reboot)" },
+		{ "managed IRQs refused at the last apply are named", 1 << HOUSEKEEPING_IRQS, "6-7", "3f",
+		  "0:0 1:0-5 30:7 31:6", "30,31", NULL, false,
+		  "in-sync irqs 0-5 -> irqs 0-5 via /proc/irq (default_smp_affinity, N/smp_affinity_list) | keep off the"
+		  " isolated CPUs 6-7; 0 of 4 IRQs have isolated CPUs in their affinity and move; cannot be moved (the"
+		  " kernel refused the write: a managed or per-CPU IRQ): 30,31; not moved: per-CPU kernel threads"
+		  " (kworker/N, ksoftirqd/N) and managed IRQs; the tick and RCU callbacks need nohz_full= and rcu_nocbs="
+		  " on the kernel command line (a reboot)" },
+		{ "default in place but one IRQ still on an isolated CPU", 1 << HOUSEKEEPING_IRQS, "6-7", "3f",
+		  "0:0 1:0-7", NULL, NULL, false,
+		  "set irqs 0-5 -> irqs 0-5 via /proc/irq (default_smp_affinity, N/smp_affinity_list) | keep off the"
+		  " isolated CPUs 6-7; 1 of 2 IRQs have isolated CPUs in their affinity and move; not moved: per-CPU"
+		  " kernel threads (kworker/N, ksoftirqd/N) and managed IRQs; the tick and RCU callbacks need nohz_full="
+		  " and rcu_nocbs= on the kernel command line (a reboot)" },
+		{ "workqueues only, no workqueue cpumask", 1 << HOUSEKEEPING_WORKQUEUES, "6-7", "ff", "1:0-7", NULL, NULL,
+		  false,
+		  "unsupported workqueues absent -> workqueues absent | keep off the isolated CPUs 6-7; no"
+		  " /sys/devices/virtual/workqueue/cpumask: unbound workqueues not moved; not moved: per-CPU kernel"
+		  " threads (kworker/N, ksoftirqd/N) and managed IRQs; the tick and RCU callbacks need nohz_full= and"
+		  " rcu_nocbs= on the kernel command line (a reboot)" },
+		{ "workqueues and irqbalance, irqbalance not running", (1 << HOUSEKEEPING_WORKQUEUES) |
+		  (1 << HOUSEKEEPING_IRQBALANCE), "6-7", NULL, "", NULL, "ff", false,
+		  "set workqueues 0-7; irqbalance not running -> workqueues 0-5; irqbalance not running via"
+		  " /sys/devices/virtual/workqueue/cpumask | keep off the isolated CPUs 6-7; irqbalance not running"
+		  " (no socket in /run/irqbalance): nothing to tell; not moved: per-CPU kernel threads (kworker/N,"
+		  " ksoftirqd/N) and managed IRQs; the tick and RCU callbacks need nohz_full= and rcu_nocbs= on the"
+		  " kernel command line (a reboot)" },
+	};
+	_cleanup_(topology_freep) Topology *t = NULL;
+
+	check(topo_build(&flat8, &t) == 0);
+	for (size_t i = 0; i < ELEMENTSOF(hk_cases); i++) {
+		_cleanup_(plan_freep) Plan *p = NULL;
+		_cleanup_free_ char *got = NULL;
+		ProfileSettings s = {
+			.value[SETTING_ISOLATED_CPUS].mode = hk_cases[i].isolated ? ISOLATION_LIST : ISOLATION_NONE,
+			.value[SETTING_HOUSEKEEPING].mode = hk_cases[i].mode,
+			.origin[SETTING_HOUSEKEEPING] = { .file = (char *)"/etc/topotune/profiles/t.ini", .line = 9 },
+		};
+		const PlanStep *st;
+		KernelCaps k;
+		PlanInput in;
+
+		if (hk_cases[i].isolated)
+			check(cpuset_parse_list(hk_cases[i].isolated, &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
+		kernel_caps_stock(&k);
+		kernel_caps_set(&k, "irq_affinity", hk_cases[i].irq_default, 0);
+		if (hk_cases[i].irq_default)
+			check(cpuset_parse_mask(hk_cases[i].irq_default, &k.irq_default) == 0);
+		irqs_from_text(&k, hk_cases[i].irqs);
+		if (hk_cases[i].refused) {
+			_cleanup_strv_free_ char **w = NULL;
+
+			check(strv_split(hk_cases[i].refused, ",", &w) >= 0);
+			STRV_FOREACH(r, w) {
+				k.irqs_refused = realloc(k.irqs_refused, (k.n_irqs_refused + 1) * sizeof(unsigned));
+				assert(k.irqs_refused);
+				check(safe_atou_base(*r, 10, &k.irqs_refused[k.n_irqs_refused++]) == 0);
+			}
+		}
+		kernel_caps_set(&k, "workqueue_cpumask", hk_cases[i].wq, 0);
+		if (hk_cases[i].wq)
+			check(cpuset_parse_mask(hk_cases[i].wq, &k.workqueue_mask) == 0);
+		kernel_caps_set(&k, "irqbalance_socket", hk_cases[i].irqbalance, 0);
+		in = (PlanInput) { &intel_vm, t, &k, &s, "t" };
+		check_ctx(hk_cases[i].name, plan_compute(&in, &p) == 0);
+		if (p) {
+			st = &p->steps[SETTING_HOUSEKEEPING];
+			got = strprintf("%s %s -> %s%s%s | %s", step_action_to_string(st->action), st->from, st->to,
+					st->control ? " via " : "", st->control ? st->control->name : "", st->why);
+			check_str(got, hk_cases[i].step);
+			check_str(st->origin.file, "/etc/topotune/profiles/t.ini");
+		}
+		cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
+		kernel_caps_done(&k);
+	}
+}
+
 int main(void)
 {
 	init_slits();
@@ -292,5 +419,6 @@ int main(void)
 	test_auto_isolation();
 	test_distance_averaging();
 	test_numa_balancing();
+	test_housekeeping();
 	return test_end("test-planner");
 }

@@ -380,6 +380,17 @@ static const struct {
 	  T ":2: invalid value '2' for numa_balancing: expected keep, off, on, memory-tiering or on+memory-tiering" },
 	{ "[isolation]\nnuma_balancing = on\n",
 	  T ":2: unknown key 'numa_balancing' in [isolation]" },
+	{ "[isolation]\nhousekeeping = irqs,timers\n",
+	  T ":2: invalid value 'irqs,timers' for housekeeping: unknown part 'timers'; expected all, none or a comma "
+	    "list of irqs, workqueues and irqbalance" },
+	{ "[isolation]\nhousekeeping = irqs,irqs\n",
+	  T ":2: invalid value 'irqs,irqs' for housekeeping: repeated part 'irqs'; expected all, none or a comma "
+	    "list of irqs, workqueues and irqbalance" },
+	{ "[isolation]\nhousekeeping = irqs,\n",
+	  T ":2: invalid value 'irqs,' for housekeeping: unknown part ''; expected all, none or a comma "
+	    "list of irqs, workqueues and irqbalance" },
+	{ "[scheduler]\nhousekeeping = all\n",
+	  T ":2: unknown key 'housekeeping' in [scheduler]" },
 	{ "[isolation]\nisolated_cpus = 3-1\n",
 	  T ":2: invalid CPU list '3-1' for isolated_cpus: bad text at '3-1'" },
 	{ "[isolation]\nisolated_cpus = 1,,2\n",
@@ -471,6 +482,38 @@ static void test_numa_balancing(void)
 		check_int(profile_settings_format_value(&p->settings, "numa_balancing", &v), 0);
 		check_str(v, values[i]);
 		o = origin_to_string(profile_settings_origin(&p->settings, "numa_balancing"));
+		check_str(o, "/t.ini:4");
+	}
+}
+
+/* housekeeping: all, none or parts in any order; formatted in the table's order, "all" when complete. */
+static void test_housekeeping(void)
+{
+	static const struct {
+		const char *text;
+		int mode;
+		const char *formatted;
+	} values[] = {
+		{ "none", 0, "none" },
+		{ "all", HOUSEKEEPING_ALL, "all" },
+		{ "irqs", 1 << HOUSEKEEPING_IRQS, "irqs" },
+		{ "irqbalance,irqs", (1 << HOUSEKEEPING_IRQS) | (1 << HOUSEKEEPING_IRQBALANCE), "irqs,irqbalance" },
+		{ "workqueues, irqs", (1 << HOUSEKEEPING_IRQS) | (1 << HOUSEKEEPING_WORKQUEUES), "irqs,workqueues" },
+		{ "irqs,workqueues,irqbalance", HOUSEKEEPING_ALL, "all" },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(values); i++) {
+		_cleanup_(profile_freep) Profile *p = NULL;
+		_cleanup_free_ char *err = NULL, *text = NULL, *v = NULL, *o = NULL;
+
+		text = strprintf("[profile]\ndescription = t\n[isolation]\nhousekeeping = %s\n", values[i].text);
+		check_int(profile_parse_string(text, "/t.ini", &p, &err), 0);
+		if (!p)
+			continue;
+		check_int(p->settings.value[SETTING_HOUSEKEEPING].mode, values[i].mode);
+		check_int(profile_settings_format_value(&p->settings, "housekeeping", &v), 0);
+		check_str(v, values[i].formatted);
+		o = origin_to_string(profile_settings_origin(&p->settings, "housekeeping"));
 		check_str(o, "/t.ini:4");
 	}
 }
@@ -1371,6 +1414,7 @@ int main(int argc, char *argv[])
 	test_parse_bad();
 	test_long_comment_is_fine();
 	test_numa_balancing();
+	test_housekeeping();
 	test_load_good();
 	test_load_bad();
 	test_include_depth();

@@ -315,7 +315,7 @@ static void test_kernel_probe(void)
 /* Every row of the control table: what it writes reads back as the same value, in the same words. */
 static void test_control_table(void)
 {
-	size_t n_caps = 0, n_files = 0;
+	size_t n_caps = 0, n_files = 0, n_own = 0;
 	const char *name;
 	KernelCaps k;
 	bool v;
@@ -325,6 +325,8 @@ static void test_control_table(void)
 
 		check_ctx(c->id, kernel_control_get(c->id) == c);
 		check_ctx(c->id, c->setting && c->name && c->path);
+		/* A file or socket of its own (not a boot parameter, not the partition): a capability. */
+		n_own += c->kind != CONTROL_CMDLINE && c->kind != CONTROL_PARTITION;
 		if (c->kind != CONTROL_VALUE && c->kind != CONTROL_FEATURE)
 			continue;
 		n_files++;
@@ -363,11 +365,21 @@ static void test_control_table(void)
 		}
 		n_caps++;
 	}
-	check_int(n_caps, n_files + 9 + _KERNEL_FIX_MAX);
+	check_int(n_caps, n_own + 9 + _KERNEL_FIX_MAX);
+	check(n_own == n_files + 3);
 	check(kernel_caps_entry(&k, 0, &v) && v);
+	/* housekeeping's controls: the assumed kernel has /proc/irq and the workqueue mask, no irqbalance runs */
+	for (size_t i = 0; i < n_own; i++) {
+		const char *e = kernel_caps_entry(&k, i, &v);
+
+		if (streq(e, "irq_affinity") || streq(e, "workqueue_cpumask"))
+			check_ctx(e, v);
+		if (streq(e, "irqbalance_socket"))
+			check_ctx(e, !v);
+	}
 	/* the patched 7.3.4 carries 82d6e01a0699; sched_ext is not running */
-	check(kernel_caps_entry(&k, n_files + 8, &v) && streq(kernel_caps_entry(&k, n_files + 8, &v), "sched_ext") && !v);
-	check(streq(kernel_caps_entry(&k, n_files + 9, &v), "fix_82d6e01a0699") && v);
+	check(kernel_caps_entry(&k, n_own + 8, &v) && streq(kernel_caps_entry(&k, n_own + 8, &v), "sched_ext") && !v);
+	check(streq(kernel_caps_entry(&k, n_own + 9, &v), "fix_82d6e01a0699") && v);
 	/* The memory-tiering modes of numa_balancing need 5.18. */
 	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "5.15.0-91-generic"), 1);
 	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "6.1.0-13-amd64"), 3);
