@@ -24,9 +24,11 @@ failed=0
 	python3-prometheus-client python3-jsonschema python3-scipy || exit 2
 # The fuzz tier: clang 14 and its libFuzzer and sanitizer runtimes.
 "$top/tools/deps.sh" clang libclang-rt-14-dev || exit 2
-# The packaging tier: rpm build, Ansible role (and ansible-lint), .deb in a debootstrap chroot.
+# The packaging tier: rpm build, Ansible role and rollout (and ansible-lint), .deb in a
+# debootstrap chroot, the Prometheus rules (promtool) and the Grafana dashboard.
 if [ "${TOPOTUNE_SKIP_PACKAGING:-0}" != 1 ]; then
-	"$top/tools/deps.sh" rpm ansible-core ansible-lint debootstrap dpkg-dev debhelper scdoc git || exit 2
+	"$top/tools/deps.sh" rpm ansible-core ansible-lint debootstrap dpkg-dev debhelper scdoc git \
+		prometheus python3-yaml || exit 2
 fi
 
 # meson test prints "Ok: N" and "Fail: M"; add them up.
@@ -103,6 +105,11 @@ else
 	run_script "rpm build" "$out/rpm.log" "$top/tests/install/rpm.sh"
 	TOPOTUNE_BUILDDIR="$out/build-ci" run_script "ansible role" "$out/ansible.log" \
 		"$top/contrib/ansible/tests/run.sh"
+	# Four hosts on private buses, three playbook runs: 3.5 to 8 minutes.
+	TOPOTUNE_BUILDDIR="$out/build-ci" run_script "ansible rollout" "$out/ansible-rollout.log" \
+		"$top/contrib/ansible/tests/rollout.sh"
+	TOPOTUNE_BUILDDIR="$out/build-ci" run_script "prometheus rules and grafana dashboard" \
+		"$out/contrib-metrics.log" "$top/contrib/tests/run.sh"
 	run_script "deb install in a chroot" "$out/install.log" "$top/tests/install/run.sh"
 fi
 
