@@ -470,10 +470,21 @@ int kernel_counters_load(int root_fd, KernelCounters **ret)
 	free(text);
 	text = NULL;
 
+	/*
+	 * A malformed buddy file loses its own counters only, not schedstat's
+	 * and the softirqs': the metrics say which file was left out.
+	 */
 	r = read_file_at(root_fd, "proc/sched_smt_buddy_stat", READ_FILE_MAX, &text, NULL);
 	if (r >= 0)
 		r = kernel_counters_parse_smt_buddy(c, text);
-	if (r < 0 && r != -ENOENT)
+	if (r == -EBADMSG) {
+		c->smt_buddy_malformed = true;
+		c->smt_buddy_cpus = 0;
+		memset(c->smt_buddy, 0, sizeof(c->smt_buddy));
+		free(c->smt_buddy_per_cpu);
+		c->smt_buddy_per_cpu = NULL;
+		c->n_smt_buddy_per_cpu = 0;
+	} else if (r < 0 && r != -ENOENT)
 		return r;
 	free(text);
 	text = NULL;
@@ -602,6 +613,10 @@ void kernel_counters_metrics(const KernelCounters *c, StrBuf *b)
 	prom_family(b, "topotune_smt_buddy_stat_version", "gauge",
 		    "Version of /proc/sched_smt_buddy_stat of the topotune kernel series (0: absent)");
 	prom_sample(b, "topotune_smt_buddy_stat_version", NULL, (unsigned)MAX(c->smt_buddy_version, 0));
+	if (c->smt_buddy_malformed) {
+		strbuf_append(b, "# /proc/sched_smt_buddy_stat is malformed: its counters are left out\n");
+		return;
+	}
 	if (c->smt_buddy_version != SMT_BUDDY_STAT_VERSION)
 		return;
 	for (size_t f = 0; f < SMT_BUDDY_STAT_FIELDS; f++) {

@@ -78,6 +78,7 @@ typedef struct KernelCounters {
 	uint64_t smt_buddy[SMT_BUDDY_STAT_FIELDS];
 	CpuCounters *smt_buddy_per_cpu;  /* the lines summed into @smt_buddy */
 	size_t n_smt_buddy_per_cpu;
+	bool smt_buddy_malformed;  /* the file did not parse: its counters left out */
 	bool have_sched_softirqs;  /* /proc/softirqs has a SCHED line */
 	uint64_t sched_softirqs;
 	CpuCounters *softirqs_per_cpu;   /* its columns (v[0]), summed into @sched_softirqs */

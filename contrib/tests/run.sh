@@ -81,7 +81,7 @@ with open(f"{root}/proc/schedstat", "w") as f:
     for c in range(4):
         f.write(f"cpu{c} 0 0 0 0 0 0 0 0 0\ndomain0 SMT {1 << c:x} {fields(1)}\ndomain1 MC f {fields(c + 1)}\n")
 with open(f"{root}/proc/sched_smt_buddy_stat", "w") as f:
-    f.write("version 2\ntimestamp 4294892296\n" + "".join(f"cpu{c} {c} 1 2\n" for c in range(4)))
+    f.write("version 2\ntimestamp 4294892296\n" + "".join(f"cpu{c} {c} 1\n" for c in range(4)))
 with open(f"{root}/proc/softirqs", "w") as f:
     f.write("                    CPU0       CPU1       CPU2       CPU3\n"
             "          HI:          0          0          0          0\n"

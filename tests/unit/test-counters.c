@@ -4,8 +4,13 @@
  * per domain with each field where sched-stats.rst puts it, the series'
  * /proc/sched_smt_buddy_stat summed, and the metric text they give.
  */
+#include <fcntl.h>
 #include <inttypes.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
 
 #include "counters.h"
 #include "test.h"
@@ -192,6 +197,47 @@ static void test_accumulate_per_cpu(void)
 	counter_history_done(&h);
 }
 
+/* A malformed /proc/sched_smt_buddy_stat loses its own counters, not schedstat's. */
+static void test_load_malformed_buddy(void)
+{
+	char tmpl[] = "/tmp/test-counters.XXXXXX", path[128];
+	_cleanup_free_ char *d0 = domain_line(2, "MC", "0000000f", 1), *text = NULL;
+	KernelCounters *c = NULL;
+	StrBuf b = {};
+	FILE *f;
+	int fd;
+
+	check(mkdtemp(tmpl) != NULL);
+	snprintf(path, sizeof(path), "%s/proc", tmpl);
+	check(mkdir(path, 0755) == 0);
+	snprintf(path, sizeof(path), "%s/proc/schedstat", tmpl);
+	f = fopen(path, "w");
+	check(f && fprintf(f, "version 17\ncpu0 0\n%s", d0) > 0 && fclose(f) == 0);
+	snprintf(path, sizeof(path), "%s/proc/sched_smt_buddy_stat", tmpl);
+	f = fopen(path, "w");
+	check(f && fputs("version 2\ncpu0 1 2 3\n", f) >= 0 && fclose(f) == 0);
+	fd = open(tmpl, O_DIRECTORY | O_RDONLY | O_CLOEXEC);
+	check(fd >= 0);
+	check(kernel_counters_load(fd, &c) == 0);
+	if (c) {
+		check(c->n_domains == 1);
+		check(c->smt_buddy_malformed);
+		kernel_counters_metrics(c, &b);
+		check(strbuf_steal(&b, &text) == 0);
+		check(text && strstr(text, "topotune_schedstat_lb_count_total{"));
+		check(text && strstr(text, "# /proc/sched_smt_buddy_stat is malformed"));
+		check(text && !strstr(text, "topotune_smt_buddy_pushed_total"));
+		kernel_counters_free(c);
+	}
+	close(fd);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc/schedstat", tmpl);
+	unlink(path);
+	snprintf(path, sizeof(path), "%s/proc", tmpl);
+	rmdir(path);
+	rmdir(tmpl);
+}
+
 static void test_metrics_text(void)
 {
 	_cleanup_free_ char *d0 = domain_line(2, "MC", "0000000f", 1), *text = NULL;
@@ -277,6 +323,7 @@ int main(void)
 	test_schedstat_other_versions();
 	test_schedstat_bad();
 	test_smt_buddy();
+	test_load_malformed_buddy();
 	test_softirqs();
 	test_metrics_text();
 	test_accumulate();
