@@ -454,12 +454,13 @@ def hodges_lehmann(x, y, z=1.96):
 
 
 def spread_trials(t):
-    """The TT SPREAD lines of one boot as dicts of ints."""
+    """The TT SPREAD lines of one boot as dicts of ints (without "cpus",
+    the pair of CPUs the hogs ran on)."""
     out = []
     for s in tt(t, "SPREAD"):
         f = kv(s)
         if "trial" in f:
-            out.append({k: int(v) for k, v in f.items()})
+            out.append({k: int(v) for k, v in f.items() if k != "cpus"})
     return out
 
 

@@ -430,25 +430,31 @@ boot_once() {	# kernel cpu nodes-per-socket tests log [tcg-thread [cmdline]]
 		2> >(grep -v "TCG doesn't support requested feature" >&2)
 }
 
+# check.py ARGS...: its PASS/FAIL lines counted, INFO/SKIP printed; a
+# check.py that fails (a traceback) is a FAIL too, never a silent pass.
+checkpy() {
+	local out line f rc=0
+	out=$(mktemp)
+	TT_SERIES=$series /usr/bin/python3 "$here/check.py" "$@" >"$out" 2>"$out.err" || rc=$?
+	while read -r line; do
+		case "$line" in
+		PASS\ *) pass "${line#PASS }" ;;
+		FAIL\ *) f=${line#FAIL }; fail "${f%%: *}" "$(echo "$f" | sed -n 's/^[^:]*: //p')" ;;
+		*) echo "$line" ;;
+		esac
+	done <"$out"
+	[ "$rc" = 0 ] || fail "check.py-${1#--}" "exit $rc: $(tail -n 1 "$out.err")"
+	rm -f "$out" "$out.err"
+}
+
 run="$logs/run-$(date +%Y%m%d-%H%M%S)"
 [ "$series" = 7.3 ] || run="$logs/run-$series-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$run"
 if [ "$proofs" = 1 ]; then
-	relay() {	# check.py's lines into this script's counts
-		local line f
-		while read -r line; do
-			case "$line" in
-			PASS\ *) pass "${line#PASS }" ;;
-			FAIL\ *) f=${line#FAIL }; fail "${f%%: *}" "$(echo "$f" | sed -n 's/^[^:]*: //p')" ;;
-			*) echo "$line" ;;
-			esac
-		done
-	}
 	note "booting the kernel with seed 001's fix reverted (seed001 placement step, diag)"
 	boot_once "$kseed" "$HYGON" 3 seed001,diag "$run/hygon3-seed001-reverted.log" single \
 		"tt.seedtrials=0 tt.seedplace=10"
-	relay < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" --seed001-negative \
-		"$run/hygon3-seed001-reverted.log")
+	checkpy --seed001-negative "$run/hygon3-seed001-reverted.log"
 	# name=steps:nodes-per-socket (check.py NEGATIVES)
 	for neg in delayed-filter=delayed:3 busy-target=busytarget:3 recheck-only=busytarget:3 \
 		   idle-core-path=idlecore:1; do
@@ -457,14 +463,13 @@ if [ "$proofs" = 1 ]; then
 		[ -n "${kneg[$name]:-}" ] || continue
 		note "booting the negative kernel $name ($steps)"
 		boot "${kneg[$name]}" "$HYGON" "$nps" "$steps" "$run/hygon$nps-negative-$name.log"
-		relay < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" --negative "$name" \
-			"$run/hygon$nps-negative-$name.log")
+		checkpy --negative "$name" "$run/hygon$nps-negative-$name.log"
 	done
 	if [ -n "${klockdep:-}" ]; then
 		note "booting the lockdep kernel"
 		boot "$klockdep" "$HYGON" 3 topo,buddy,spread,softirq,delayed,busytarget,relax,lockdep \
 			"$run/hygon3-lockdep.log" single "tt.spreadtrials=5"
-		relay < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" --lockdep "$run/hygon3-lockdep.log")
+		checkpy --lockdep "$run/hygon3-lockdep.log"
 	fi
 	note "serial logs in $run"
 	finish
@@ -489,12 +494,5 @@ note "serial logs in $run"
 # --- assertions -------------------------------------------------------------
 args=("$run" "$expected")
 [ "$save" = 1 ] && { mkdir -p "$expected"; args+=(--save); }
-while read -r line; do
-	case "$line" in
-	PASS\ *) pass "${line#PASS }" ;;
-	INFO\ *) echo "$line" ;;	# an observation (check.py says why), not counted
-	SKIP\ *) echo "$line" ;;	# cannot run here (says why), not counted
-	FAIL\ *) f=${line#FAIL }; fail "${f%%: *}" "$(echo "$f" | sed -n 's/^[^:]*: //p')" ;;
-	esac
-done < <(TT_SERIES=$series /usr/bin/python3 "$here/check.py" "${args[@]}")
+checkpy "${args[@]}"
 finish
