@@ -742,7 +742,10 @@ def seed001_placement(t):
     nothing and is left out; at least half must count.  (ok, why)."""
     pl, from4, counts = seed001_trials(t)
     wrong = [f for f in from4 if f.get("placed") != "1"]
-    return (counts and not wrong,
+    # One exec in ten now and then lands on CPU 4 with the fix too (6.12
+    # patched, 7.3 base; a wake-up on CPU 1 at that moment): at least 80 %
+    # must go to CPU 1. Without the fix none does (--proofs: 10 of 10 on 4).
+    return (counts and len(wrong) * 5 <= len(from4),
             "%d trials, %d from CPU 4 with the hogs on 0,4, placed: %s" % (
                 len(pl), len(from4), ",".join(f.get("placed", "?") for f in from4) or "-"))
 
