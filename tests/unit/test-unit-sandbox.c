@@ -1,0 +1,245 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The unit's sandbox against the files topotuned writes: every path the
+ * control table and the applier write must be writable inside
+ * topotuned.service's mount namespace, and every path the unit opens must
+ * be one of them (or one of the daemon's own files).
+ *
+ * The namespace is modelled as systemd 252 (Debian 12) builds it
+ * (src/core/namespace.c): ProtectSystem=strict makes "/" read-only but for
+ * the API file systems, ProtectKernelTunables= and ProtectControlGroups=
+ * add read-only entries, ReadWritePaths= read-write ones, BindPaths=
+ * writable bind mounts. Entries on the same path are reduced to the one of
+ * the highest priority (BIND before READ_ONLY before READ_WRITE: a
+ * ReadWritePaths= equal to a protected path does nothing), and a path
+ * takes the mode of the deepest entry above it. The systemd VM
+ * (tests/install/systemd-vm.sh) is where the model meets the real thing.
+ */
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "control.h"
+#include "macro.h"
+#include "test.h"
+
+typedef enum Mode {	/* systemd's MountMode, in its order of priority */
+	BIND,
+	READ_ONLY,
+	READ_WRITE,
+	READ_WRITE_IMPLICIT,
+} Mode;
+
+typedef struct Entry {
+	char path[256];
+	Mode mode;
+} Entry;
+
+typedef struct Namespace {
+	Entry e[128];
+	size_t n;
+} Namespace;
+
+static void add(Namespace *ns, const char *path, Mode mode)
+{
+	size_t l = strlen(path);
+
+	if (ns->n >= ELEMENTSOF(ns->e) || l >= sizeof(ns->e[0].path))
+		abort();
+	memcpy(ns->e[ns->n].path, path, l + 1);
+	while (l > 1 && ns->e[ns->n].path[l - 1] == '/')
+		ns->e[ns->n].path[--l] = '\0';
+	ns->e[ns->n++].mode = mode;
+}
+
+/* systemd 252's protect_kernel_tunables_{proc,sys}_table. */
+static const char *const kernel_tunables[] = {
+	"/proc/acpi", "/proc/apm", "/proc/asound", "/proc/bus", "/proc/fs", "/proc/irq", "/proc/kallsyms",
+	"/proc/kcore", "/proc/latency_stats", "/proc/mtrr", "/proc/scsi", "/proc/sys", "/proc/sysrq-trigger",
+	"/proc/timer_list", "/proc/timer_stats", "/sys", "/sys/kernel/debug", "/sys/kernel/tracing",
+};
+
+/* Each path of a space-separated list, its "-" (ignore if missing) dropped. */
+static void add_list(Namespace *ns, char *value, Mode mode)
+{
+	for (char *save = NULL, *w = strtok_r(value, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
+		if (*w == '-')
+			w++;
+		if (mode == BIND && strchr(w, ':'))
+			*strchr(w, ':') = '\0';   /* SOURCE:DEST with DEST == SOURCE here */
+		add(ns, w, mode);
+	}
+}
+
+static int load_unit(const char *file, Namespace *ns)
+{
+	FILE *f = fopen(file, "re");
+	char line[1024];
+
+	if (!f)
+		return -errno;
+	while (fgets(line, sizeof(line), f)) {
+		char *eq = strchr(line, '=');
+
+		line[strcspn(line, "\n")] = '\0';
+		if (!eq || *line == '#')
+			continue;
+		*eq = '\0';
+		if (streq(line, "ProtectSystem") && streq(eq + 1, "strict")) {
+			add(ns, "/", READ_ONLY);
+			add(ns, "/proc", READ_WRITE_IMPLICIT);
+			add(ns, "/sys", READ_WRITE_IMPLICIT);
+			add(ns, "/dev", READ_WRITE_IMPLICIT);
+		} else if (streq(line, "ProtectKernelTunables") && streq(eq + 1, "yes")) {
+			for (size_t i = 0; i < ELEMENTSOF(kernel_tunables); i++)
+				add(ns, kernel_tunables[i], READ_ONLY);
+		} else if (streq(line, "ProtectControlGroups") && streq(eq + 1, "yes")) {
+			add(ns, "/sys/fs/cgroup", READ_ONLY);
+		} else if (streq(line, "ReadWritePaths")) {
+			add_list(ns, eq + 1, READ_WRITE);
+		} else if (streq(line, "BindPaths")) {
+			add_list(ns, eq + 1, BIND);
+		} else if (streq(line, "RuntimeDirectory")) {
+			char p[300];
+
+			snprintf(p, sizeof(p), "/run/%s", eq + 1);
+			add(ns, p, READ_WRITE);
+		}
+	}
+	fclose(f);
+	return 0;
+}
+
+/* @prefix is @path or a directory above it. */
+static bool path_under(const char *path, const char *prefix)
+{
+	size_t l = strlen(prefix);
+
+	if (streq(prefix, "/"))
+		return true;
+	return strncmp(path, prefix, l) == 0 && (path[l] == '\0' || path[l] == '/');
+}
+
+/* The mode @path has in the namespace: the deepest entry above it, of the highest priority. */
+static int mode_of(const Namespace *ns, const char *path)
+{
+	size_t best_len = 0;
+	int best = READ_WRITE_IMPLICIT;   /* no entry: the host's own mount */
+
+	for (size_t i = 0; i < ns->n; i++) {
+		size_t l = strlen(ns->e[i].path);
+
+		if (!path_under(path, ns->e[i].path))
+			continue;
+		if (l > best_len || (l == best_len && (int)ns->e[i].mode < best)) {
+			best_len = l;
+			best = ns->e[i].mode;
+		}
+	}
+	return best;
+}
+
+static bool writable(const Namespace *ns, const char *path)
+{
+	return mode_of(ns, path) != READ_ONLY;
+}
+
+/* The files topotuned writes, "/"-rooted: the control table's and the applier's own. */
+static size_t written_paths(char paths[][256], size_t max)
+{
+	static const char *const own[] = {
+		"/proc/irq/1/smp_affinity_list",                      /* apply_irq(), every IRQ */
+		"/sys/fs/cgroup/topotune.slice/cpuset.cpus.partition", /* the isolation partition */
+		"/run/topotune/bootloader.request",                   /* the bootloader request */
+		"/run/topotune/state",                                /* the write-ahead record */
+	};
+	size_t n = 0;
+
+	for (size_t i = 0; i < kernel_control_count() && n < max; i++) {
+		const KernelControl *c = kernel_control_at(i);
+
+		/* The command line is read; irqbalance's socket is connected to, not written. */
+		if (c->kind == CONTROL_CMDLINE || c->kind == CONTROL_IRQBALANCE || c->kind == CONTROL_PARTITION)
+			continue;
+		snprintf(paths[n++], 256, "/%s", c->path);
+	}
+	for (size_t i = 0; i < ELEMENTSOF(own) && n < max; i++)
+		snprintf(paths[n++], 256, "%s", own[i]);
+	return n;
+}
+
+/* The model itself, on the case that broke hpc under the real systemd. */
+static void test_model(void)
+{
+	Namespace ns = {};
+	char rw[] = "-/proc/irq -/proc/sys/kernel/numa_balancing";
+	char bind[] = "-/proc/irq";
+
+	add(&ns, "/", READ_ONLY);
+	add(&ns, "/proc", READ_WRITE_IMPLICIT);
+	for (size_t i = 0; i < ELEMENTSOF(kernel_tunables); i++)
+		add(&ns, kernel_tunables[i], READ_ONLY);
+	add_list(&ns, rw, READ_WRITE);
+	/* A ReadWritePaths= on the protected directory itself is void... */
+	check(!writable(&ns, "/proc/irq/default_smp_affinity"));
+	check(!writable(&ns, "/proc/irq/5/smp_affinity_list"));
+	/* ...one below it opens that file only. */
+	check(writable(&ns, "/proc/sys/kernel/numa_balancing"));
+	check(!writable(&ns, "/proc/sys/kernel/sched_schedstats"));
+	check(!writable(&ns, "/etc/topotune/topotune.conf"));
+	check(writable(&ns, "/proc/self/status"));
+	/* A bind mount outranks the read-only entry on the same path. */
+	add_list(&ns, bind, BIND);
+	check(writable(&ns, "/proc/irq/5/smp_affinity_list"));
+}
+
+/* What the unit opens beyond the controls: the daemon's own files. */
+static const char *const own_dirs[] = {
+	"/run/topotune",                     /* RuntimeDirectory= and the record */
+	"/etc/topotune/topotune.conf.d",     /* persistent choices (topotunectl set-profile --persist) */
+	"/var/lib/prometheus/node-exporter", /* metrics_textfile's default directory */
+};
+
+static void test_unit(const char *unit)
+{
+	Namespace ns = {};
+	char paths[64][256];
+	size_t n = written_paths(paths, ELEMENTSOF(paths));
+
+	check_int(load_unit(unit, &ns), 0);
+	check(ns.n > 0);
+	for (size_t i = 0; i < n; i++)
+		if (!writable(&ns, paths[i])) {
+			test_checks++;
+			test_failures++;
+			fprintf(stderr, "%s: %s is read-only in topotuned's namespace\n", unit, paths[i]);
+		}
+	/* Every ReadWritePaths=/BindPaths= entry opens a written file or one of the daemon's own directories. */
+	for (size_t i = 0; i < ns.n; i++) {
+		bool used = false;
+
+		if (ns.e[i].mode != READ_WRITE && ns.e[i].mode != BIND)
+			continue;
+		for (size_t j = 0; j < n && !used; j++)
+			used = path_under(paths[j], ns.e[i].path);
+		for (size_t j = 0; j < ELEMENTSOF(own_dirs) && !used; j++)
+			used = streq(ns.e[i].path, own_dirs[j]);
+		test_checks++;
+		if (!used) {
+			test_failures++;
+			fprintf(stderr, "%s: %s is opened, but topotuned writes nothing there\n", unit, ns.e[i].path);
+		}
+	}
+}
+
+int main(int argc, char **argv)
+{
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s UNIT-FILE\n", argv[0]);
+		return 2;
+	}
+	test_model();
+	test_unit(argv[1]);
+	return test_end("unit-sandbox");
+}
