@@ -425,8 +425,8 @@ metrics() {
 	fact m_rc "$?"
 	fact m_state "$(prop State)"
 	fact m_profile "$(prop ActiveProfile)"
-	fact m_sync "$(topotunectl status | awk '/^ *SETTING +DESIRED/ { on = 1; next } /^ *Reasons:/ { on = 0 }
-		on && $1 ~ /^[a-z_]+$/ && NF >= 4 { printf "%s=%d ", $1, ($4 == "yes") }')"
+	# The SYNC column, from status --json: the table's values may hold spaces.
+	topotunectl status --json >"$TT/status.json" 2>/dev/null
 	fact m_schedstat "$(sed -n 's/^version //p' /proc/schedstat)"
 	fact m_schedstats "$(cat /proc/sys/kernel/sched_schedstats 2>/dev/null)"
 	fact m_buddy "$(sed -n 's/^version //p' /proc/sched_smt_buddy_stat 2>/dev/null)"
@@ -837,7 +837,7 @@ EOF
 # The guest's topotunectl metrics and textfile (in DIR), against its status,
 # properties and kernel files (the facts).
 check_metrics() {	# DIR WHAT SERIES(yes|no)
-	m=$(prom "$1/metrics.prom" || true) t=$(prom "$1/textfile.prom" || true)
+	m=$(prom "$1/metrics.prom" || true) t=$(prom "$1/textfile.prom" || true) dir=$1
 	shift
 	check "$1: topotunectl metrics: exit 0, parsed by prometheus_client ($(echo "$m" | grep -c .) samples)" \
 		"$(f m_rc) $(echo "$m" | grep -c '^topotune_info{version='"$VERSION"'} 1$')" "0 1"
@@ -850,7 +850,9 @@ check_metrics() {	# DIR WHAT SERIES(yes|no)
 	case "$insync" in
 	*relax_domain_level=*smt_buddy_assist=*)
 		check "$1: topotune_setting_in_sync per setting as status's SYNC column ($insync)" \
-			"$insync" "$(f m_sync | tr ' ' '\n' | grep . | sort | paste -sd' ' -)" ;;
+			"$insync" "$(/usr/bin/python3 -c 'import json, sys
+print(" ".join(sorted("%s=%d" % (s["setting"], s["in_sync"]) for s in json.load(open(sys.argv[1]))["settings"])))' \
+			"$dir/status.json" 2>&1)" ;;
 	*) fail "$1: topotune_setting_in_sync: '$insync'" ;;
 	esac
 	n=$(echo "$insync" | wc -w)
