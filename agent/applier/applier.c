@@ -49,10 +49,12 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <linux/magic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/statfs.h>
 #include <sys/un.h>
 #include <time.h>
 #include <unistd.h>
@@ -142,8 +144,33 @@ Applier *applier_free(Applier *a)
 	free(a->irqs_refused);
 	free(a->irqs_refused_error);
 	free(a->irqbalance_path);
+	free(a->irq_dir);
 	free(a);
 	return NULL;
+}
+
+int applier_set_irq_dir(Applier *a, const char *dir)
+{
+	_cleanup_close_ int fd = -EBADF;
+	struct statfs sfs;
+	char *d;
+
+	fd = open_beneath(a->root_fd, dir, O_RDONLY | O_DIRECTORY, 0, FILEIO_WRITE);
+	if (fd == -ENOENT || fd == -ENOTDIR)
+		return 0;
+	if (fd < 0)
+		return fd;
+	if (fstatfs(fd, &sfs) < 0)
+		return -errno;
+	/* An empty mount point, or anything but procfs: proc/irq itself. */
+	if ((unsigned long)sfs.f_type != PROC_SUPER_MAGIC || faccessat(fd, "default_smp_affinity", F_OK, 0) < 0)
+		return 0;
+	d = strdup(dir);
+	if (!d)
+		return -ENOMEM;
+	free(a->irq_dir);
+	a->irq_dir = d;
+	return 1;
 }
 
 int applier_new(int root_fd, const ApplierIo *io, const ApplierHooks *hooks, Applier **ret)
@@ -1132,8 +1159,17 @@ static int do_write_full(Applier *a, WriteKind kind, const char *path, const cha
 									 value && streq(value, "active"))
 					     : -EOPNOTSUPP;
 		break;
-	default:
-		r = a->io.write(a->io.userdata, a->root_fd, path, value ?: "");
+	default: {
+		const char *irq = a->irq_dir ? startswith(path, "proc/irq/") : NULL;
+		_cleanup_free_ char *alias = irq ? strprintf("%s/%s", a->irq_dir, irq) : NULL;
+
+		if (irq && !alias)
+			return -ENOMEM;
+		r = a->io.write(a->io.userdata, a->root_fd, alias ?: path, value ?: "");
+		if (r < 0 && alias)
+			return fail(a, r, "/%s: writing \"%s\" (through /%s): %s", path, value ?: "(remove)", alias,
+				    strerror(-r));
+	}
 	}
 	if (r < 0)
 		return fail(a, r, "/%s: writing \"%s\": %s", path, value ?: "(remove)", strerror(-r));

@@ -102,6 +102,13 @@ typedef struct Applier {
 	size_t n_irqs_refused;
 	unsigned irqs_moved, irqs_gone;
 	char *irqbalance_path;  /* the socket the last apply told, "run/irqbalance/irqbalance<PID>.sock" */
+	/*
+	 * Where writes to proc/irq go: a bind mount of procfs's /proc/irq
+	 * (the unit's BindPaths=/proc/irq:/run/topotune/irq, as its sandbox
+	 * keeps /proc/irq itself read-only); NULL: proc/irq. Records, reads
+	 * and messages keep the proc/irq paths.
+	 */
+	char *irq_dir;
 } Applier;
 
 /* One drifted value; a setting of several files (housekeeping) has one per file, the path in both texts. */
@@ -116,6 +123,8 @@ WriteKind write_kind_from_string(const char *s) _pure_;
 #define ISOLATION_SLICE "topotune.slice"
 #define STATE_DIR "run/topotune"
 #define STATE_FILE "run/topotune/state"
+/* The unit binds /proc/irq here (units/topotuned.service). */
+#define IRQ_BIND_DIR STATE_DIR "/irq"
 /*
  * A record topotune writes is a line per file it changed, a few KiB; one
  * larger than this is set aside whole, unread.
@@ -127,6 +136,12 @@ WriteKind write_kind_from_string(const char *s) _pure_;
 #define BOOT_RELAX_LEVEL_MAX 15
 
 int applier_new(int root_fd, const ApplierIo *io, const ApplierHooks *hooks, Applier **ret);
+/*
+ * Write proc/irq through @dir (below the root) when it is a procfs
+ * directory with default_smp_affinity in it: 1 when it is used, 0 when it
+ * is absent or is something else (the writes go to proc/irq), < 0 on errors.
+ */
+int applier_set_irq_dir(Applier *a, const char *dir);
 Applier *applier_free(Applier *a);
 DEFINE_TRIVIAL_CLEANUP_FUNC(Applier *, applier_free);
 

@@ -188,6 +188,12 @@ int manager_discover(Manager *m)
 	r = applier_new(m->session.root_fd, NULL, &hooks, &m->applier);
 	if (r < 0)
 		return log_oom();
+	/* Under the unit, proc/irq is written through its bind (the sandbox keeps /proc/irq read-only). */
+	r = applier_set_irq_dir(m->applier, IRQ_BIND_DIR);
+	if (r < 0)
+		log_warning_errno(r, "/%s: %m; writing /proc/irq itself", IRQ_BIND_DIR);
+	else if (r > 0)
+		log_debug("Writing /proc/irq through /%s", IRQ_BIND_DIR);
 	manager_refresh_layout(m);
 	return 0;
 }

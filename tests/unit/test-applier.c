@@ -1190,6 +1190,40 @@ static void test_empty_root(void)
 	rm_rf(tmpl);
 }
 
+/*
+ * The unit binds /proc/irq at run/topotune/irq: the applier writes IRQ files
+ * there only when that is procfs with the IRQ files in it. A plain
+ * directory (or a link) in a tree never redirects a write.
+ */
+static void test_irq_dir(void)
+{
+	char tmpl[] = "/tmp/topotune-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl), rootfd = -EBADF;
+	Applier *a = NULL;
+
+	check(applier_new(fd, NULL, NULL, &a) == 0);
+	check_int(applier_set_irq_dir(a, IRQ_BIND_DIR), 0);   /* absent */
+	put(fd, IRQ_BIND_DIR "/default_smp_affinity", "f\n");
+	check_int(applier_set_irq_dir(a, IRQ_BIND_DIR), 0);   /* not procfs */
+	check(a->irq_dir == NULL);
+	check(unlinkat(fd, IRQ_BIND_DIR "/default_smp_affinity", 0) == 0);
+	check(unlinkat(fd, IRQ_BIND_DIR, AT_REMOVEDIR) == 0);
+	check(symlinkat("/proc/irq", fd, IRQ_BIND_DIR) == 0);  /* out of the root: refused */
+	check(applier_set_irq_dir(a, IRQ_BIND_DIR) <= 0);
+	check(a->irq_dir == NULL);
+	applier_free(a);
+
+	/* The machine's own procfs, as the unit's bind shows it. */
+	if (access("/proc/irq/default_smp_affinity", F_OK) == 0) {
+		check(root_open("/", &rootfd) == 0);
+		check(applier_new(rootfd, NULL, NULL, &a) == 0);
+		check_int(applier_set_irq_dir(a, "proc/irq"), 1);
+		check_str(a->irq_dir, "proc/irq");
+		applier_free(a);
+	}
+	rm_rf(tmpl);
+}
+
 /* --- housekeeping: IRQs, workqueues, irqbalance ------------------------------ */
 
 static void check_file_at(const char *where, int fd, const char *path, const char *want)
@@ -1569,6 +1603,7 @@ int main(void)
 	test_apply_verify_revert();
 	test_numa_balancing();
 	test_housekeeping_apply();
+	test_irq_dir();
 	test_housekeeping_irqs_come_and_go();
 	test_housekeeping_workqueue_readonly();
 	test_housekeeping_irqbalance();

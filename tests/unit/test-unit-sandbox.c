@@ -9,10 +9,10 @@
  * (src/core/namespace.c): ProtectSystem=strict makes "/" read-only but for
  * the API file systems, ProtectKernelTunables= and ProtectControlGroups=
  * add read-only entries, ReadWritePaths= read-write ones, BindPaths=
- * writable bind mounts. Entries on the same path are reduced to the one of
- * the highest priority (BIND before READ_ONLY before READ_WRITE: a
- * ReadWritePaths= equal to a protected path does nothing), and a path
- * takes the mode of the deepest entry above it. The systemd VM
+ * writable bind mounts. Entries on the same path are reduced to one
+ * (drop_duplicates()), read-only if any of them was: a ReadWritePaths= or
+ * a BindPaths= onto a protected path does nothing. A path takes the mode of
+ * the deepest entry above it. The systemd VM
  * (tests/install/systemd-vm.sh) is where the model meets the real thing.
  */
 
@@ -33,6 +33,7 @@ typedef enum Mode {	/* systemd's MountMode, in its order of priority */
 
 typedef struct Entry {
 	char path[256];
+	char source[256];   /* BIND: what is bound there */
 	Mode mode;
 } Entry;
 
@@ -66,9 +67,14 @@ static void add_list(Namespace *ns, char *value, Mode mode)
 	for (char *save = NULL, *w = strtok_r(value, " \t", &save); w; w = strtok_r(NULL, " \t", &save)) {
 		if (*w == '-')
 			w++;
-		if (mode == BIND && strchr(w, ':'))
-			*strchr(w, ':') = '\0';   /* SOURCE:DEST with DEST == SOURCE here */
+		const char *src = w;
+
+		if (mode == BIND && strchr(w, ':')) {
+			*strchr(w, ':') = '\0';
+			w += strlen(w) + 1;   /* SOURCE:DEST: the mount is at DEST */
+		}
 		add(ns, w, mode);
+		snprintf(ns->e[ns->n - 1].source, sizeof(ns->e[0].source), "%s", src);
 	}
 }
 
@@ -121,7 +127,10 @@ static bool path_under(const char *path, const char *prefix)
 	return strncmp(path, prefix, l) == 0 && (path[l] == '\0' || path[l] == '/');
 }
 
-/* The mode @path has in the namespace: the deepest entry above it, of the highest priority. */
+/*
+ * The mode @path has in the namespace: that of the deepest entry above it;
+ * of several entries on that path, read-only if one of them is.
+ */
 static int mode_of(const Namespace *ns, const char *path)
 {
 	size_t best_len = 0;
@@ -130,12 +139,11 @@ static int mode_of(const Namespace *ns, const char *path)
 	for (size_t i = 0; i < ns->n; i++) {
 		size_t l = strlen(ns->e[i].path);
 
-		if (!path_under(path, ns->e[i].path))
+		if (!path_under(path, ns->e[i].path) || l < best_len)
 			continue;
-		if (l > best_len || (l == best_len && (int)ns->e[i].mode < best)) {
-			best_len = l;
+		if (l > best_len || ns->e[i].mode == READ_ONLY)
 			best = ns->e[i].mode;
-		}
+		best_len = l;
 	}
 	return best;
 }
@@ -149,7 +157,8 @@ static bool writable(const Namespace *ns, const char *path)
 static size_t written_paths(char paths[][256], size_t max)
 {
 	static const char *const own[] = {
-		"/proc/irq/1/smp_affinity_list",                      /* apply_irq(), every IRQ */
+		"/run/topotune/irq/default_smp_affinity",             /* IRQ_BIND_DIR, a bind of /proc/irq */
+		"/run/topotune/irq/1/smp_affinity_list",              /* apply_irq(), every IRQ */
 		"/sys/fs/cgroup/topotune.slice/cpuset.cpus.partition", /* the isolation partition */
 		"/run/topotune/bootloader.request",                   /* the bootloader request */
 		"/run/topotune/state",                                /* the write-ahead record */
@@ -159,8 +168,12 @@ static size_t written_paths(char paths[][256], size_t max)
 	for (size_t i = 0; i < kernel_control_count() && n < max; i++) {
 		const KernelControl *c = kernel_control_at(i);
 
-		/* The command line is read; irqbalance's socket is connected to, not written. */
-		if (c->kind == CONTROL_CMDLINE || c->kind == CONTROL_IRQBALANCE || c->kind == CONTROL_PARTITION)
+		/*
+		 * The command line is read; irqbalance's socket is connected to,
+		 * not written; proc/irq is written through its bind (above).
+		 */
+		if (c->kind == CONTROL_CMDLINE || c->kind == CONTROL_IRQBALANCE || c->kind == CONTROL_PARTITION ||
+		    c->kind == CONTROL_IRQS)
 			continue;
 		snprintf(paths[n++], 256, "/%s", c->path);
 	}
@@ -175,6 +188,7 @@ static void test_model(void)
 	Namespace ns = {};
 	char rw[] = "-/proc/irq -/proc/sys/kernel/numa_balancing";
 	char bind[] = "-/proc/irq";
+	char bind_elsewhere[] = "-/proc/irq:/run/topotune/irq";
 
 	add(&ns, "/", READ_ONLY);
 	add(&ns, "/proc", READ_WRITE_IMPLICIT);
@@ -189,9 +203,22 @@ static void test_model(void)
 	check(!writable(&ns, "/proc/sys/kernel/sched_schedstats"));
 	check(!writable(&ns, "/etc/topotune/topotune.conf"));
 	check(writable(&ns, "/proc/self/status"));
-	/* A bind mount outranks the read-only entry on the same path. */
+	/* Nor does a bind mount onto it: the entry that stays is read-only... */
 	add_list(&ns, bind, BIND);
-	check(writable(&ns, "/proc/irq/5/smp_affinity_list"));
+	check(!writable(&ns, "/proc/irq/5/smp_affinity_list"));
+	/* ...but a bind of it elsewhere is writable there. */
+	add(&ns, "/run/topotune", READ_WRITE);
+	add_list(&ns, bind_elsewhere, BIND);
+	check(writable(&ns, "/run/topotune/irq/5/smp_affinity_list"));
+	check(!writable(&ns, "/proc/irq/5/smp_affinity_list"));
+}
+
+static bool bound(const Namespace *ns, const char *dest, const char *source)
+{
+	for (size_t i = 0; i < ns->n; i++)
+		if (ns->e[i].mode == BIND && streq(ns->e[i].path, dest) && streq(ns->e[i].source, source))
+			return true;
+	return false;
 }
 
 /* What the unit opens beyond the controls: the daemon's own files. */
@@ -209,6 +236,12 @@ static void test_unit(const char *unit)
 
 	check_int(load_unit(unit, &ns), 0);
 	check(ns.n > 0);
+	/* The IRQ files are written through a bind of /proc/irq at IRQ_BIND_DIR. */
+	test_checks++;
+	if (!bound(&ns, "/run/topotune/irq", "/proc/irq")) {
+		test_failures++;
+		fprintf(stderr, "%s: no BindPaths=/proc/irq:/run/topotune/irq\n", unit);
+	}
 	for (size_t i = 0; i < n; i++)
 		if (!writable(&ns, paths[i])) {
 			test_checks++;
