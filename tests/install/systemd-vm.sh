@@ -138,7 +138,7 @@ rm -rf "$WORK/repack"
 # the kernel and the package's dependencies (so that apt needs no network
 # in the guest). Cached by the hash of everything that goes into it.
 PACKAGES="systemd-sysv udev dbus polkitd linux-image-amd64 initramfs-tools
-	kmod util-linux procps e2fsprogs apt grub-common grub2-common"
+	kmod util-linux procps e2fsprogs apt grub-common grub2-common irqbalance"
 DEPENDS=$(dpkg-deb -f "$DEB" Depends)
 # The guest's operator unit: runs /mnt/tt/guest.sh from the second disk,
 # after topotuned.service when that is installed, then the guest powers off.
@@ -279,7 +279,8 @@ controls() {
 		 /sys/fs/cgroup/cpuset.cpus.isolated \
 		 /sys/fs/cgroup/topotune.slice/cpuset.cpus \
 		 /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition /run/topotune/bootloader.request \
-		 /etc/default/grub.d/topotune.cfg; do
+		 /etc/default/grub.d/topotune.cfg \
+		 /proc/irq/default_smp_affinity /sys/devices/virtual/workqueue/cpumask; do
 		if [ -e "$f" ]; then echo "$f: $(cat "$f" 2>&1)"; else echo "$f: (absent)"; fi
 	done
 	echo "topotune.slice: $(systemctl show -P ActiveState topotune.slice)" \
@@ -446,6 +447,156 @@ metrics() {
 	fact m_off "$(ls -A /var/lib/prometheus/node-exporter)"
 }
 
+# CPU lists and masks in the guest's shell (no python3 there).
+expand() {	# LIST -> one CPU per line
+	echo "$1" | tr ',' '\n' | while IFS=- read -r a b; do
+		[ -n "$a" ] || continue
+		i=$a
+		while [ "$i" -le "${b:-$a}" ]; do echo "$i"; i=$((i + 1)); done
+	done
+}
+in_mask() {	# MASK LIST -> how many CPUs of LIST the hex MASK holds
+	m=$((0x$(echo "$1" | tr -d ',')))
+	n=0
+	for c in $(expand "$2"); do [ $(((m >> c) & 1)) = 0 ] || n=$((n + 1)); done
+	echo $n
+}
+# Each IRQ's number and smp_affinity_list, one line each.
+irq_affinities() {
+	for d in /proc/irq/[0-9]*; do echo "${d##*/} $(cat "$d/smp_affinity_list" 2>&1)"; done | sort -n
+}
+overlap() {	# LIST LIST -> how many CPUs they share
+	expand "$1" >/tmp/tt-a
+	expand "$2" | grep -cxF -f /tmp/tt-a
+}
+# The IRQs whose affinity holds an isolated CPU, as "movable" (the kernel
+# takes a write of their own value back) or "managed" (it refuses it: EIO).
+irqs_on() {	# ISOLATED-LIST
+	irq_affinities | while read -r irq aff; do
+		[ "$(overlap "$aff" "$1")" = 0 ] && continue
+		if echo "$aff" 2>/dev/null >"/proc/irq/$irq/smp_affinity_list"; then
+			echo "movable:$irq"
+		else
+			echo "managed:$irq"
+		fi
+	done | paste -sd' ' -
+}
+# The IRQ lines of the record, counted with builtins only (no fork: fast
+# enough to catch the daemon within its IRQ pass).
+record_irqs() {	# -> ri
+	ri=0
+	[ -f /run/topotune/state ] || return 0
+	while read -r w k rest; do
+		[ "$w $k" = "change irq" ] && ri=$((ri + 1))
+	done </run/topotune/state
+	return 0
+}
+# A function of this script, shown and run as x runs a command line.
+xf() {
+	printf '$ %s\n' "$*"
+	"$@" 2>&1
+	rc=$?
+	[ "$rc" = 0 ] || echo "(exit $rc)"
+	return 0
+}
+# Device interrupts (numbered lines of /proc/interrupts) between two
+# readings, summed over the CPUs of LIST, and over all CPUs.
+irq_delta() {	# BEFORE AFTER LIST
+	awk -v want="$(expand "$3" | paste -sd, -)" '
+		BEGIN { n = split(want, w, ","); for (i = 1; i <= n; i++) on[w[i]] = 1 }
+		FNR == 1 { ncpu = NF; next }
+		$1 !~ /^[0-9]+:$/ { next }
+		{ for (c = 0; c < ncpu; c++) { v = $(c + 2) + 0; if (FILENAME == ARGV[1]) b[$1, c] = v
+			else { d = v - b[$1, c]; all += d; if (c in on) iso += d } } }
+		END { print iso + 0, all + 0 }' "$1" "$2"
+}
+
+# Quiet isolated CPUs (hpc: housekeeping = all): the IRQ default affinity,
+# the unbound workqueues' cpumask and every IRQ that takes a write keep off
+# them (a managed IRQ refuses), no device interrupt lands on them over 10 s
+# of disk I/O, and irqbalance, told through its socket, moves none back
+# within its interval (10 s).
+quiet() {	# TAG
+	t=$1
+	iso=$(prop IsolatedCpus | sed -n 's/^s "\(.*\)"$/\1/p')
+	x 'systemctl is-active irqbalance; ls /run/irqbalance'
+	fact "${t}_irqbalance" "$(systemctl is-active irqbalance)"
+	x 'cat /proc/irq/default_smp_affinity /sys/devices/virtual/workqueue/cpumask'
+	fact "${t}_q_default" "$(in_mask "$(cat /proc/irq/default_smp_affinity)" "$iso")"
+	fact "${t}_q_wq" "$(in_mask "$(cat /sys/devices/virtual/workqueue/cpumask)" "$iso")"
+	x 'topotunectl plan | grep -i -A3 housekeeping'
+	xf irq_affinities
+	irq_affinities >"$TT/$t-irqs.txt"
+	record_irqs
+	fact "${t}_q_records" "$ri"
+	on=$(irqs_on "$iso")
+	x "echo 'IRQs on the isolated CPUs $iso: ${on:-none}'"
+	fact "${t}_q_movable" "$(echo "$on" | tr ' ' '\n' | sed -n 's/^movable://p' | paste -sd, -)"
+	fact "${t}_q_managed" "$(echo "$on" | tr ' ' '\n' | sed -n 's/^managed://p' | paste -sd, -)"
+	fact "${t}_q_irqs" "$(grep -c . "$TT/$t-irqs.txt")"
+	cat /proc/interrupts >"$TT/$t-int0.txt"
+	x "timeout 10 sh -c 'while :; do dd if=/dev/zero of=/var/tmp/tt-io bs=256k count=32 oflag=direct status=none; done'; rm -f /var/tmp/tt-io"
+	cat /proc/interrupts >"$TT/$t-int1.txt"
+	x "grep -E '^ *[0-9]+:' /proc/interrupts"
+	fact "${t}_q_delta" "$(irq_delta "$TT/$t-int0.txt" "$TT/$t-int1.txt" "$iso")"
+	# irqbalance's interval is 10 s: two of them, then again.
+	sleep 20
+	xf irq_affinities
+	on=$(irqs_on "$iso")
+	fact "${t}_q_movable_later" "$(echo "$on" | tr ' ' '\n' | sed -n 's/^movable://p' | paste -sd, -)"
+	x 'journalctl -u irqbalance --no-pager -o cat | tail -n 5'
+}
+
+# kill -9 while the daemon writes the IRQs: a loop of builtins watches the
+# record (written before each write) and stops the daemon (SIGSTOP) once it
+# names an IRQ; then kill -9. systemd restarts it (Restart=on-failure); it
+# restores what the record holds and applies again, and a revert then
+# leaves every control and every IRQ as before the apply. irqbalance is
+# stopped meanwhile: it moves IRQs on its own.
+crash_apply() {	# TAG
+	t=$1
+	x 'systemctl stop irqbalance'
+	x 'topotunectl revert'
+	controls >"$TT/$t-crash-before.txt"
+	irq_affinities >"$TT/$t-crash-irqs-before.txt"
+	pid=$(show MainPID)
+	topotunectl apply >/dev/null 2>&1 &
+	bg=$!
+	ri=0
+	# Until the record names an IRQ, or the apply is over without one.
+	while [ "$ri" = 0 ] && kill -0 "$bg" 2>/dev/null; do
+		record_irqs 2>/dev/null
+	done
+	kill -STOP "$pid"
+	record_irqs
+	echo "\$ (the record names $ri IRQ files: SIGSTOP, then kill -9 $pid)"
+	fact "${t}_crash_irqs" "$ri"
+	cp /run/topotune/state "$TT/$t-crash-record.txt" 2>/dev/null
+	kill -9 "$pid"
+	wait
+	i=0
+	while { [ "$(show MainPID)" = "$pid" ] || [ "$(show MainPID)" = 0 ] || [ "$(show SubState)" != running ]; } &&
+	      [ $i -lt 120 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+	x 'systemctl status topotuned --no-pager | head -n 5'
+	x 'topotunectl status'
+	fact "${t}_crash_state" "$(prop State)"
+	fact "${t}_crash_recovered" "$(prop StateReasons | grep -o 'recovered: restored [0-9]* of [0-9]* change' | head -n 1)"
+	record_irqs
+	fact "${t}_crash_final" "$ri"
+	x 'journalctl -u topotuned --no-pager -o cat -n 8'
+	x 'topotunectl revert'
+	controls >"$TT/$t-crash-after.txt"
+	irq_affinities >"$TT/$t-crash-irqs-after.txt"
+	x "diff -u $TT/$t-crash-before.txt $TT/$t-crash-after.txt && diff -u $TT/$t-crash-irqs-before.txt $TT/$t-crash-irqs-after.txt && echo 'every control and IRQ as before the apply'"
+	fact "${t}_crash_same" "$rc"
+	x 'systemctl start irqbalance'
+	x 'topotunectl apply'
+	fact "${t}_crash_apply_rc" "$rc"
+}
+
 session() {
 	sec "the guest"
 	x 'uname -r'
@@ -509,6 +660,12 @@ session() {
 
 	sec "isolation under systemd"
 	isolation hpc
+
+	sec "quiet isolated CPUs: IRQs, workqueues, irqbalance"
+	quiet hpc
+
+	sec "kill -9 during the apply"
+	crash_apply hpc
 
 	sec "the journal"
 	x "journalctl --no-pager -o cat MESSAGE_ID=$MSGID"
@@ -663,6 +820,9 @@ session_patched() {
 	isolation phpc
 	x 'topotunectl verify'
 	fact hpc_verify_rc "$rc"
+
+	sec "quiet isolated CPUs (patched kernel)"
+	quiet phpc
 	x "journalctl --no-pager -o cat MESSAGE_ID=$MSGID"
 
 	sec "throughput: SMT_BUDDY_ASSIST through kernel.sched_smt_buddy_assist"
@@ -748,7 +908,7 @@ boot() {	# KIND TRANSCRIPT_FILE TCG_THREADS QEMU_KERNEL_ARGS...
 		-nic none -display none -monitor none -serial "file:$d/console.log" -no-reboot \
 		2>"$d/qemu.log" || rc=$?
 	rm -f "$d/root.qcow2"
-	for x in facts.txt transcript.txt metrics.prom textfile.prom; do
+	for x in facts.txt transcript.txt metrics.prom textfile.prom status.json; do
 		rm -f "$d/$x"
 		# debugfs exits 0 when the file is not in the image: test for it.
 		debugfs -R "dump /$x $d/$x" "$d/io.img" >/dev/null 2>&1 || true
@@ -821,6 +981,38 @@ check_isolation() {	# TAG WHAT KERNEL_ISOLATED_FILE(yes|no)
 	else
 		note "$2: topotunectl layout --compare exit $(f "${t}_compare_rc") (the model predicts 7.3's domains)"
 	fi
+}
+
+check_quiet() {	# TAG WHAT
+	t=$1
+	check "$2: irqbalance runs in the guest" "$(f "${t}_irqbalance")" active
+	check "$2: /proc/irq/default_smp_affinity and the workqueue cpumask: no isolated CPU" \
+		"$(f "${t}_q_default") $(f "${t}_q_wq")" "0 0"
+	check "$2: of $(f "${t}_q_irqs") IRQs none that takes a write keeps an isolated CPU (managed, left: $(f "${t}_q_managed"))" \
+		"$(f "${t}_q_movable")" ""
+	d=$(f "${t}_q_delta")
+	if [ "${d#* }" -gt 0 ] 2>/dev/null; then
+		check "$2: 10 s of disk I/O: ${d#* } device interrupts, none on an isolated CPU" "${d%% *}" 0
+	else
+		fail "$2: 10 s of disk I/O raised no device interrupt to count ('$d')"
+	fi
+	check "$2: 20 s later (irqbalance's interval is 10 s) still none back on them" "$(f "${t}_q_movable_later")" ""
+}
+check_crash() {	# TAG WHAT
+	t=$1
+	n=$(f "${t}_crash_irqs") all=$(f "${t}_crash_final")
+	if [ "$n" -gt 0 ] 2>/dev/null && [ "$n" -lt "$all" ]; then
+		pass "$2: stopped and killed within the IRQ pass: $n of the $all IRQ records of the apply after the restart"
+	else
+		fail "$2: the kill did not come within the IRQ pass: $n of the '$all' IRQ records of the apply after the restart"
+	fi
+	case "$(f "${t}_crash_recovered")" in
+	"recovered: restored "*) pass "$2: systemd restarted it: $(f "${t}_crash_recovered")s, State $(f "${t}_crash_state")" ;;
+	*) fail "$2: after the restart: StateReasons has no recovery ('$(f "${t}_crash_recovered")'), State $(f "${t}_crash_state")" ;;
+	esac
+	check "$2: a revert then: every control and every IRQ's affinity byte for byte as before the apply" \
+		"$(f "${t}_crash_same")" 0
+	check "$2: apply again: exit 0" "$(f "${t}_crash_apply_rc")" 0
 }
 
 # A metrics file through prometheus_client's text parser (Debian's, on the
@@ -1004,6 +1196,8 @@ check_metrics "$WORK/stock" "stock kernel: metrics" no
 check "drop-in profile = hpc + topotunectl reload: exit 0" "$(f reload_rc)" 0
 check "ActiveProfile after the reload" "$(f profile_reload)" 's "hpc"'
 check_isolation hpc "stock kernel, hpc" no
+check_quiet hpc "stock kernel, hpc"
+check_crash hpc "stock kernel, hpc"
 check "after a restart the drop-in's profile is active" "$(f profile_restart)" 's "hpc"'
 if [ "$(f records)" -gt 0 ] 2>/dev/null && [ "$(f catalog)" = 1 ]; then
 	pass "journal: $(f records) change records (MESSAGE_ID=01961099...), catalog text shown by journalctl -x"
@@ -1043,6 +1237,7 @@ if [ -n "$PATCHED" ]; then
 	check "patched kernel: drop-in profile = hpc + reload: exit 0, ActiveProfile hpc, State applied" \
 		"$(f reload_rc) $(f profile_reload) $(f hpc_state)" '0 s "hpc" s "applied"'
 	check_isolation phpc "patched kernel, hpc" yes
+	check_quiet phpc "patched kernel, hpc"
 	check "patched kernel: hpc: verify exit 0" "$(f hpc_verify_rc)" 0
 	check "patched kernel: systemctl stop topotuned: exit 0, every value as before the install" \
 		"$(f stop_rc) $(f stop_same)" "0 0"
