@@ -177,6 +177,13 @@ typedef struct CheckCounts {
 	char *profile;          /* the profile topotuned would select at start */
 	char *profile_origin;   /* where that choice is made */
 	char **notes;
+	/*
+	 * Errors in a profile topotuned does not select at start, and no
+	 * candidate has: they cannot make it fail to configure, only a later
+	 * switch to that profile (which is then refused, the profile in force
+	 * kept). "FILE:LINE: message".
+	 */
+	char **warnings;
 } CheckCounts;
 
 static void check_counts_done(CheckCounts *c)
@@ -184,6 +191,67 @@ static void check_counts_done(CheckCounts *c)
 	free(c->profile);
 	free(c->profile_origin);
 	strv_free(c->notes);
+	strv_free(c->warnings);
+}
+
+/* @error ("FILE:LINE: message") is in a file being checked as a candidate. */
+static bool in_candidate(const char *error, const Candidate *cand, size_t n_cand)
+{
+	for (size_t i = 0; i < n_cand; i++) {
+		const char *rest = startswith(error, cand[i].as);
+
+		if (rest && *rest == ':')
+			return true;
+	}
+	return false;
+}
+
+/*
+ * Every profile, each error of it once: an error when topotuned would meet
+ * it configuring (the profile it selects, with its include chain) or when it
+ * is in a candidate, else a warning.
+ */
+static int check_profiles(int fd, const Candidate *cand, size_t n_cand, char ***errors, CheckCounts *counts)
+{
+	_cleanup_strv_free_ char **listing = NULL;
+	_cleanup_free_ char *err = NULL;
+	ProfileInfo *list = NULL;
+	size_t n = 0;
+	int r;
+
+	/* Listing reads each profile too: its errors come again with the profile's load below. */
+	config_errors_collect(&listing);
+	r = profile_list(fd, &list, &n, &err);
+	config_errors_collect(errors);
+	if (r == -ENOMEM)
+		return r;
+	if (r < 0)
+		return add_error(errors, err ?: "profiles: failed to list");
+	counts->profiles = n;
+	for (size_t i = 0; r >= 0 && i < n; i++) {
+		_cleanup_(profile_freep) Profile *p = NULL;
+		_cleanup_strv_free_ char **mine = NULL;
+		_cleanup_free_ char *e = NULL;
+		bool selected = counts->profile && streq(list[i].name, counts->profile);
+
+		/* This profile's errors alone, every one of them. */
+		config_errors_collect(&mine);
+		r = profile_load(fd, list[i].name, &p, &e);
+		config_errors_collect(errors);
+		if (r == -ENOMEM)
+			break;
+		r = r < 0 && !strv_contains(mine, e ?: list[i].path) ? strv_extend(&mine, e ?: list[i].path) : 0;
+		STRV_FOREACH(m, mine) {
+			if (r < 0)
+				break;
+			if (selected || in_candidate(*m, cand, n_cand) || strv_contains(*errors, *m))
+				r = add_error(errors, *m);
+			else
+				r = add_error(&counts->warnings, *m);
+		}
+	}
+	profile_info_array_free(list, n);
+	return r;
 }
 
 /*
@@ -230,13 +298,13 @@ static int check_selection(int fd, const Config *c, HardwareRule *const *rules, 
 	return 0;
 }
 
-static int check_all(int fd, const MatchFacts *facts, char ***errors, CheckCounts *counts)
+static int check_all(int fd, const MatchFacts *facts, const Candidate *cand, size_t n_cand, char ***errors,
+		     CheckCounts *counts)
 {
 	_cleanup_(config_freep) Config *c = NULL;
 	_cleanup_free_ char *err = NULL;
 	HardwareRule **rules = NULL;
-	ProfileInfo *list = NULL;
-	size_t n_rules = 0, n = 0;
+	size_t n_rules = 0;
 	int r;
 
 	r = config_load(fd, &c, &err);
@@ -270,26 +338,7 @@ static int check_all(int fd, const MatchFacts *facts, char ***errors, CheckCount
 	hardware_rules_free(rules, n_rules);
 	if (r < 0)
 		return r;
-
-	free(err);
-	err = NULL;
-	r = profile_list(fd, &list, &n, &err);
-	if (r == -ENOMEM)
-		return r;
-	if (r < 0)
-		return add_error(errors, err ?: "profiles: failed to list");
-	counts->profiles = n;
-	for (size_t i = 0; r >= 0 && i < n; i++) {
-		_cleanup_(profile_freep) Profile *p = NULL;
-		_cleanup_free_ char *e = NULL;
-
-		r = profile_load(fd, list[i].name, &p, &e);
-		if (r == -ENOMEM)
-			break;
-		r = r < 0 ? add_error(errors, e ?: list[i].path) : 0;
-	}
-	profile_info_array_free(list, n);
-	return r;
+	return check_profiles(fd, cand, n_cand, errors, counts);
 }
 
 /* "FILE:LINE: message" into its parts; no line: 0. */
@@ -316,6 +365,31 @@ static void error_split(const char *e, char **ret_file, unsigned *ret_line, cons
 	}
 	*ret_line = line;
 	*ret_msg = colon[1] == ' ' ? colon + 2 : colon + 1;
+}
+
+static void json_errors(JsonWriter *w, const char *key, char **errors)
+{
+	json_key(w, key);
+	json_begin_array(w);
+	STRV_FOREACH(e, errors) {
+		_cleanup_free_ char *file = NULL;
+		const char *msg;
+		unsigned line;
+
+		error_split(*e, &file, &line, &msg);
+		json_begin_object(w);
+		json_key(w, "file");
+		json_string(w, file);
+		json_key(w, "line");
+		if (line)
+			json_int(w, line);
+		else
+			json_null(w);
+		json_key(w, "message");
+		json_string(w, msg);
+		json_end_object(w);
+	}
+	json_end_array(w);
 }
 
 static void check_json(char **errors, const CheckCounts *counts, const Candidate *cand, size_t n_cand)
@@ -345,27 +419,8 @@ static void check_json(char **errors, const CheckCounts *counts, const Candidate
 	for (size_t i = 0; i < n_cand; i++)
 		json_row(&w, JSON_STR("file", cand[i].file), JSON_STR("as", cand[i].as));
 	json_end_array(&w);
-	json_key(&w, "errors");
-	json_begin_array(&w);
-	STRV_FOREACH(e, errors) {
-		_cleanup_free_ char *file = NULL;
-		const char *msg;
-		unsigned line;
-
-		error_split(*e, &file, &line, &msg);
-		json_begin_object(&w);
-		json_key(&w, "file");
-		json_string(&w, file);
-		json_key(&w, "line");
-		if (line)
-			json_int(&w, line);
-		else
-			json_null(&w);
-		json_key(&w, "message");
-		json_string(&w, msg);
-		json_end_object(&w);
-	}
-	json_end_array(&w);
+	json_errors(&w, "errors", errors);
+	json_errors(&w, "warnings", counts->warnings);
 	ctl_json_end(&w);
 }
 
@@ -447,7 +502,7 @@ int verb_check(const CtlContext *ctx, int argc, char *argv[])
 	}
 	config_candidates_set(cc, n_cand);
 	config_errors_collect(&errors);
-	r = check_all(fd, s.topology ? &s.facts : NULL, &errors, &counts);
+	r = check_all(fd, s.topology ? &s.facts : NULL, cand, n_cand, &errors, &counts);
 	config_errors_collect(NULL);
 	config_candidates_set(NULL, 0);
 	if (r < 0) {
@@ -465,6 +520,9 @@ int verb_check(const CtlContext *ctx, int argc, char *argv[])
 			fprintf(stderr, "Note: %s\n", tty_text(*n));
 		STRV_FOREACH(e, errors)
 			fprintf(stderr, "%s\n", tty_text(*e));
+		STRV_FOREACH(e, counts.warnings)
+			fprintf(stderr, "Warning: %s (a profile topotuned does not select now: switching to it "
+				"would be refused)\n", tty_text(*e));
 		if (errors && *errors)
 			fprintf(stderr, "%zu error%s.\n",
 				strv_length(errors), strv_length(errors) == 1 ? "" : "s");

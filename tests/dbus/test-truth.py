@@ -598,6 +598,27 @@ try:
         check(f"check and topotuned agree: {what} (State {state}, check exit {r.returncode})",
               ok and (state == "failed") == (r.returncode == 2) and r.returncode in (0, 2),
               r.stdout + r.stderr + open(slog).read()[-600:])
+    # A broken profile that nothing selects: topotuned configures and starts (balanced),
+    # check warns with FILE:LINE and exits 0; once a drop-in selects it, both fail.
+    wr(sel, balanced, saved)
+    wr(sel, rule, "[match]\nvendor = intel\n[profile]\nname = latency\n")
+    if os.path.exists(persist):
+        os.remove(persist)
+    os.makedirs(os.path.join(sel, "etc/topotune/profiles"), exist_ok=True)
+    wr(sel, os.path.join(sel, "etc/topotune/profiles/broken.ini"), "[scheduler]\nrelax_domain_level = deep\n")
+    for what, chosen in (("a broken profile nothing selects", None),
+                         ("... selected by the persistent choice", "broken")):
+        if chosen:
+            wr(sel, persist, f"[daemon]\nprofile = {chosen}\n")
+        slog = os.path.join(base, "topotuned-select.log")
+        ds, ok = start_daemon(sel, slog)
+        state = str(prop("State")) if ok else "not started"
+        stop_daemon(ds)
+        r = subprocess.run([CTL, "--root", sel, "check"], capture_output=True, text=True, timeout=60)
+        check(f"check and topotuned agree: {what} (State {state}, check exit {r.returncode})",
+              ok and (state == "failed") == (r.returncode == 2) and r.returncode in (0, 2)
+              and "/etc/topotune/profiles/broken.ini:2: " in r.stderr,
+              r.stdout + r.stderr + open(slog).read()[-600:])
 finally:
     for p in procs:
         if p.poll() is None:
