@@ -49,7 +49,7 @@
 # mkfs.ext4 -d, read back with debugfs, and the guests write to qcow2
 # overlays of the cached base image.
 #
-# Time on the 2-core machine: see README.md ("A session under systemd").
+# Time on the 2-core machine: see docs/hacking.md ("The systemd VM").
 set -eu
 
 SRC=$(cd "$(dirname "$0")/../.." && pwd)

@@ -4,7 +4,7 @@
  * with the right pid; datagrams from a user-space port (forgeries) are
  * dropped by both listeners; and the listener's CPU cost over a burst of
  * 10,000 short-lived processes, raw and with the workload tracker
- * resolving every exec, is printed for the README. When the kernel refuses
+ * resolving every exec, is printed for reading. When the kernel refuses
  * the listener (no CAP_NET_ADMIN before Linux 6.6, not in the initial
  * namespaces, no CONFIG_PROC_EVENTS) it exits 77: skipped.
  */
