@@ -1545,6 +1545,26 @@ static int refused_add(Applier *a, unsigned irq, int error)
 	return 0;
 }
 
+/*
+ * @cur keeps off the isolated CPUs: in sync, whatever housekeeping CPUs it
+ * names. irqbalance, told which CPUs are banned, narrows an IRQ to one
+ * housekeeping CPU and moves it among them; that is not drift, and
+ * writing all of them again would only fight it.
+ */
+static bool irq_keeps_off(const char *cur, const CpuSet *isolated)
+{
+	_cleanup_free_ char *t = strdup(cur);
+	CpuSet set = {};
+	bool ok;
+
+	if (!t)
+		return false;
+	ok = cpuset_parse_list(strip(t), &set, NULL) >= 0 && !cpuset_is_empty(&set) &&
+	     !cpuset_intersects(&set, isolated);
+	cpuset_done(&set);
+	return ok;
+}
+
 /* What an IRQ should hold: the housekeeping CPUs of its original affinity, or all of them. */
 static int irq_target(const Plan *plan, const char *orig, char **ret)
 {
@@ -1599,7 +1619,7 @@ static int apply_irq(Applier *a, const Plan *plan, unsigned irq, int *writes)
 		return r;
 	if (r < 0)
 		return refused_add(a, irq, r);   /* not a CPU list: no IRQ file we understand */
-	if (same_value(WRITE_IRQ, cur, want))
+	if (same_value(WRITE_IRQ, cur, want) || irq_keeps_off(cur, &plan->isolated))
 		return 0;
 
 	if (!rec) {
@@ -2293,8 +2313,9 @@ static int verify_irqs(Applier *a, const Plan *plan, Mismatch **m, size_t *n)
 			continue;
 		strip(cur);
 		c = find_record(a, path);
+		/* Moved: drift once it names an isolated CPU again (not when irqbalance narrows it). */
 		if (c && c->done)
-			drift = !same_value(WRITE_IRQ, cur, c->new);
+			drift = !irq_keeps_off(cur, &plan->isolated);
 		else {
 			drift = cpuset_parse_list(cur, &set, NULL) >= 0 && cpuset_intersects(&set, &plan->isolated);
 			cpuset_done(&set);
