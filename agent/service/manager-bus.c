@@ -272,32 +272,33 @@ GETTER(property_get_active_profile_reason)
 {
 	Manager *m = userdata;
 
-	return append_text(reply, m->profile ? m->profile_reason : "");
+	return append_text(reply, m->profile ? m->choice.reason : "");
 }
 
 GETTER(property_get_active_profile_source)
 {
 	Manager *m = userdata;
 
-	return append_text(reply, m->profile ? m->profile_source : "");
+	return append_text(reply, m->profile ? m->choice.source : "");
 }
 
 /* (ussss): cookie (0: no hold), profile, holder, reason, source; empty strings without a hold. */
 GETTER(property_get_profile_hold)
 {
 	Manager *m = userdata;
+	const ChoiceHold *h = &m->choice.hold;
 	int r;
 
 	r = sd_bus_message_open_container(reply, 'r', "ussss");
 	if (r < 0)
 		return r;
-	r = sd_bus_message_append(reply, "uss", m->hold_cookie, strempty(m->hold_profile), strempty(m->hold_holder));
+	r = sd_bus_message_append(reply, "uss", h->cookie, strempty(h->profile), strempty(h->holder));
 	if (r < 0)
 		return r;
-	r = append_text(reply, strempty(m->hold_reason));
+	r = append_text(reply, strempty(h->reason));
 	if (r < 0)
 		return r;
-	r = append_text(reply, strempty(m->hold_source));
+	r = append_text(reply, strempty(h->source));
 	if (r < 0)
 		return r;
 	return sd_bus_message_close_container(reply);
@@ -845,12 +846,14 @@ static int profile_name_error(sd_bus_error *error, const char *name)
 /* A choice other than the hold's while another client holds a profile: Busy, naming the hold. */
 static int held_by_other(Manager *m, sd_bus_message *msg, sd_bus_error *error)
 {
-	if (!m->hold_cookie || streq_ptr(m->hold_holder, sd_bus_message_get_sender(msg)))
+	const ChoiceHold *h = &m->choice.hold;
+
+	if (!choice_held_by_other(&m->choice, sd_bus_message_get_sender(msg)))
 		return 0;
 	return bus_error_setf(error, BUS_ERROR_BUSY,
 			      "Profile %s is held by %s (%s, hold %u) until it calls ReleaseProfile() or leaves the bus; "
 			      "Revert() ends the hold.",
-			      m->hold_profile, m->hold_holder, strna(m->hold_reason), m->hold_cookie);
+			      h->profile, h->holder, strna(h->reason), h->cookie);
 }
 
 /*
@@ -874,7 +877,7 @@ static int begin_profile_change(Manager *m, sd_bus_message *msg, const char *nam
 static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
-	_cleanup_free_ char *source = NULL, *override = NULL;
+	_cleanup_free_ char *source = NULL;
 	const char *name;
 	int interactive, r;
 
@@ -891,14 +894,7 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	r = switch_and_reply(m, msg, name, source, error);
 	if (r < 0)
 		return r;
-	override = strdup(name);
-	if (!override)
-		return -ENOMEM;
-	free(m->profile_override);
-	m->profile_override = TAKE_PTR(override);
-	free(m->override_source);
-	m->override_source = TAKE_PTR(source);
-	return r;
+	return choice_set_manual(&m->choice, name, source) ?: r;
 }
 
 /*
@@ -1031,7 +1027,7 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 static int on_holder_gone(sd_bus_track *track, void *userdata)
 {
 	Manager *m = userdata;
-	_cleanup_free_ char *why = strprintf("holder %s left the bus", strna(m->hold_holder));
+	_cleanup_free_ char *why = strprintf("holder %s left the bus", strna(m->choice.hold.holder));
 
 	(void)manager_release_hold(m, why ?: "holder left the bus");
 	manager_emit_changed(m);
@@ -1039,6 +1035,24 @@ static int on_holder_gone(sd_bus_track *track, void *userdata)
 }
 
 #define HOLD_REASON_MAX 200U
+
+/* A new hold's holder is followed before anything changes: one that cannot be gets no hold. */
+static int hold_track_new(Manager *m, sd_bus_message *msg, sd_bus_error *error, sd_bus_track **ret)
+{
+	_cleanup_(sd_bus_track_unrefp) sd_bus_track *track = NULL;
+	int r;
+
+	r = sd_bus_track_new(m->bus, &track, on_holder_gone, m);
+	if (r < 0)
+		return bus_error_set_errnof(error, r, "Cannot follow %s on the bus: %s",
+					    sd_bus_message_get_sender(msg), strerror(-r));
+	r = sd_bus_track_add_sender(track, msg);
+	if (r < 0)
+		return bus_error_set_errnof(error, r, "Cannot follow %s on the bus: %s",
+					    sd_bus_message_get_sender(msg), strerror(-r));
+	*ret = TAKE_PTR(track);
+	return 0;
+}
 
 /*
  * HoldProfile(s profile, s reason, b interactive) -> u cookie: apply
@@ -1051,8 +1065,7 @@ static int method_hold_profile(sd_bus_message *msg, void *userdata, sd_bus_error
 {
 	Manager *m = userdata;
 	_cleanup_(sd_bus_track_unrefp) sd_bus_track *track = NULL;
-	_cleanup_free_ char *source = NULL, *reason = NULL, *old_profile = NULL, *old_reason = NULL,
-			    *old_source = NULL, *holder = NULL;
+	_cleanup_(choice_hold_done) ChoiceHold hold = {};
 	const char *name, *why, *sender;
 	int interactive, r;
 
@@ -1068,49 +1081,32 @@ static int method_hold_profile(sd_bus_message *msg, void *userdata, sd_bus_error
 	if (!sender)
 		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED,
 				      "A hold needs a bus that names its clients (a message bus, not a direct connection).");
-	reason = text_bounded(*why ? why : "no reason given", HOLD_REASON_MAX);
-	source = strprintf("HoldProfile(%s) by %s: %s", name, sender, strna(reason));
-	holder = strdup(sender);
-	if (!reason || !source || !holder)
-		return -ENOMEM;
-	if (!m->hold_cookie) {
-		/* Tracked before anything changes: a holder that cannot be followed gets no hold. */
-		r = sd_bus_track_new(m->bus, &track, on_holder_gone, m);
-		if (r >= 0)
-			r = sd_bus_track_add_sender(track, msg);
+	r = choice_hold_new(&m->choice, name, sender, why, HOLD_REASON_MAX, &hold);
+	if (r < 0)
+		return r;
+	if (!m->choice.hold.cookie) {
+		r = hold_track_new(m, msg, error, &track);
 		if (r < 0)
-			return bus_error_set_errnof(error, r, "Cannot follow %s on the bus: %s", sender, strerror(-r));
+			return r;
 	}
 
 	/* In place for manager_compute(); put back as it was when the switch fails. */
-	old_profile = TAKE_PTR(m->hold_profile);
-	old_reason = TAKE_PTR(m->hold_reason);
-	old_source = TAKE_PTR(m->hold_source);
-	m->hold_profile = strdup(name);
-	m->hold_reason = TAKE_PTR(reason);
-	m->hold_source = TAKE_PTR(source);
-	if (!m->hold_profile)
-		r = -ENOMEM;
-	else
-		r = switch_profile(m, NULL, m->hold_source, error);
+	choice_hold_swap(&m->choice, &hold);
+	r = switch_profile(m, NULL, m->choice.hold.source, error);
 	if (r < 0) {
-		free(m->hold_profile);
-		free(m->hold_reason);
-		free(m->hold_source);
-		m->hold_profile = TAKE_PTR(old_profile);
-		m->hold_reason = TAKE_PTR(old_reason);
-		m->hold_source = TAKE_PTR(old_source);
+		choice_hold_swap(&m->choice, &hold);
 		return r;
 	}
-	if (!m->hold_cookie) {
-		m->hold_cookie = ++m->last_cookie ?: ++m->last_cookie;   /* never 0 */
+	if (!m->choice.hold.cookie) {
+		r = choice_hold_commit(&m->choice, sender);
+		if (r < 0)
+			return r;
 		m->hold_track = TAKE_PTR(track);
-		free(m->hold_holder);
-		m->hold_holder = TAKE_PTR(holder);
 	}
-	log_notice("Profile %s held (hold %u) by %s: %s", name, m->hold_cookie, m->hold_holder, m->hold_reason);
+	log_notice("Profile %s held (hold %u) by %s: %s", name, m->choice.hold.cookie, m->choice.hold.holder,
+		   m->choice.hold.reason);
 	manager_emit_changed(m);
-	return sd_bus_reply_method_return(msg, "u", m->hold_cookie);
+	return sd_bus_reply_method_return(msg, "u", m->choice.hold.cookie);
 }
 
 /*
@@ -1128,10 +1124,10 @@ static int method_release_profile(sd_bus_message *msg, void *userdata, sd_bus_er
 	r = sd_bus_message_read(msg, "u", &cookie);
 	if (r < 0)
 		return r;
-	if (!m->hold_cookie || cookie != m->hold_cookie)
+	if (!m->choice.hold.cookie || cookie != m->choice.hold.cookie)
 		return bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "No hold with cookie %u%s.", cookie,
-				      m->hold_cookie ? " (another hold is in force)" : " (no hold is in force)");
-	if (!streq_ptr(m->hold_holder, sd_bus_message_get_sender(msg))) {
+				      m->choice.hold.cookie ? " (another hold is in force)" : " (no hold is in force)");
+	if (choice_held_by_other(&m->choice, sd_bus_message_get_sender(msg))) {
 		r = bus_verify_polkit_async(m, msg, false, error);
 		if (r <= 0)
 			return r < 0 ? r : 1;
