@@ -545,6 +545,146 @@ static void explain_layers_free(ExplainLayer *l, size_t n)
 	free(l);
 }
 
+/* Every file that sets @id, lowest first, and which of them is in force. */
+typedef struct Explanation {
+	const char *setting;     /* as the user wrote it */
+	SettingId id;
+	char *value, *where, *def;
+	bool from_file;          /* not the built-in default */
+	ExplainLayer *layers;
+	size_t n_layers, n_max;
+	SettingId step_id;       /* the step that reads it: its own, or the one it belongs to */
+	const PlanStep *step;
+} Explanation;
+
+static void explanation_done(Explanation *e)
+{
+	free(e->value);
+	free(e->where);
+	free(e->def);
+	explain_layers_free(e->layers, e->n_max);
+}
+
+static int explain_add_layer(Explanation *e, const char *what, const ProfileSettings *settings)
+{
+	int r;
+
+	if (!what)
+		return -ENOMEM;
+	r = explain_layer(&e->layers[e->n_layers], what, settings, e->id);
+	if (r < 0)
+		return r;
+	e->n_layers += r > 0;
+	return 0;
+}
+
+/* Hardware rules, each profile of the include chain (base first), topotune.conf, each drop-in. */
+static int explain_collect(Explanation *e, const Session *s, const Profile *p)
+{
+	int r;
+
+	e->n_max = s->n_rules + p->n_layers + (s->config ? strv_length(s->config->files) : 0);
+	e->layers = calloc(e->n_max + 1, sizeof(*e->layers));
+	if (!e->layers)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_rules; i++) {
+		const char *slash = strrchr(s->rules[i]->path, '/');
+		_cleanup_free_ char *rule = NULL;
+
+		if (!hardware_rule_matches(s->rules[i], &s->facts))
+			continue;
+		rule = strprintf("hardware rule %s", slash ? slash + 1 : s->rules[i]->path);
+		r = explain_add_layer(e, rule, &s->rules[i]->settings);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < p->n_layers; i++) {
+		const char *name = p->chain[i];
+		_cleanup_free_ char *label = NULL;
+
+		label = streq(name, p->name) ? strprintf("profile %s", name)
+					     : strprintf("profile %s (included by %s)", name, p->chain[i + 1]);
+		r = explain_add_layer(e, label, &p->layers[i]);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; s->config && s->config->files[i]; i++) {
+		const char *f = s->config->files[i], *slash = strrchr(f, '/');
+		const Origin *o = &s->config->layers[i].origin[e->id];
+		_cleanup_free_ char *label = NULL;
+
+		/* After this file: only where the value comes from this very file did it set it. */
+		if (!o->file || !streq(o->file, f))
+			continue;
+		label = strstr(f, "/topotune.conf.d/") ? strprintf("conf.d %s", slash + 1) : strdup("topotune.conf");
+		r = explain_add_layer(e, label, &s->config->layers[i]);
+		if (r < 0)
+			return r;
+	}
+	/* The layer the value in force comes from; none: the built-in default. */
+	for (size_t i = 0; i < e->n_layers; i++)
+		e->layers[i].winner = e->from_file && streq_ptr(e->layers[i].origin, e->where);
+	return 0;
+}
+
+static void explain_print_json(const Explanation *e)
+{
+	JsonWriter w;
+
+	ctl_json_begin(&w);
+	json_key(&w, "setting");
+	json_string(&w, e->setting);
+	json_key(&w, "value");
+	json_string(&w, e->value);
+	json_key(&w, "origin");
+	json_string(&w, e->from_file ? e->where : NULL);
+	json_key(&w, "default");
+	json_string(&w, e->def);
+	json_key(&w, "layers");
+	json_begin_array(&w);
+	for (size_t i = 0; i < e->n_layers; i++)
+		json_row(&w, JSON_STR("layer", e->layers[i].what), JSON_STR("value", e->layers[i].value),
+			 JSON_STR("origin", e->layers[i].origin), JSON_BOOL("winner", e->layers[i].winner));
+	json_end_array(&w);
+	json_key(&w, "step");
+	step_json(&w, e->step);
+	ctl_json_end(&w);
+}
+
+static void explain_print_text(const Explanation *e)
+{
+	const PlanStep *st = e->step;
+
+	printf("%s = %s\n  from: %s\n  layers, lowest first (* in force):\n", e->setting, strna(e->value),
+	       tty_text(strna(e->where)));
+	printf("  %s %-40s %-16s %s\n", e->from_file ? " " : "*", "built-in default", strna(e->def), "-");
+	for (size_t i = 0; i < e->n_layers; i++)
+		printf("  %s %-40s %-16s %s\n", e->layers[i].winner ? "*" : " ", tty_text(e->layers[i].what),
+		       e->layers[i].value, tty_text(e->layers[i].origin));
+	if (e->step_id != e->id)
+		printf("  plan: no step of its own; the %s step reads it\n", setting_id_to_string(e->step_id));
+	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
+	       st->control ? " via " : "", st->control ? st->control->name : "",
+	       tty_text(st->why));
+}
+
+/* The setting named in explain's one argument; 0 or 2 (logged). */
+static int explain_parse_setting(int argc, char *argv[], SettingId *ret)
+{
+	_cleanup_free_ char *names = setting_names_text();
+	SettingId id;
+
+	if (!names)
+		return log_oom(), 2;
+	if (argc - optind != 1)
+		return log_error("explain: expected one setting: %s", names), 2;
+	id = setting_id_from_string(argv[optind]);
+	if (id < 0)
+		return log_error("explain: unknown setting '%s': expected %s", argv[optind], names), 2;
+	*ret = id;
+	return 0;
+}
+
 static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = {
@@ -556,12 +696,9 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_(profile_freep) Profile *p = NULL;
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_(profile_settings_done) ProfileSettings settings = {};
-	_cleanup_free_ char *v = NULL, *where = NULL, *def = NULL, *names = NULL, *err = NULL, *label = NULL;
-	ExplainLayer *layers = NULL;
-	size_t n_layers = 0, n_max;
+	_cleanup_(explanation_done) Explanation e = {};
+	_cleanup_free_ char *err = NULL;
 	bool json = ctx->json, list = false;
-	const PlanStep *st;
-	SettingId id, step_id;
 	int c, r;
 
 	optind = 0;
@@ -578,113 +715,28 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 			printf("%s\n", setting_id_to_string(i));
 		return 0;
 	}
-	names = setting_names_text();
-	if (!names)
-		return log_oom(), 2;
-	if (argc - optind != 1) {
-		log_error("explain: expected one setting: %s", names);
-		return 2;
-	}
-	id = setting_id_from_string(argv[optind]);
-	if (id < 0) {
-		log_error("explain: unknown setting '%s': expected %s", argv[optind], names);
-		return 2;
-	}
+	r = explain_parse_setting(argc, argv, &e.id);
+	if (r)
+		return r;
+	e.setting = argv[optind];
 	if (ctl_session_open(ctx, &s, true) < 0)
 		return 2;
 	r = session_compute(&s, NULL, &p, &settings, &plan, &err);
 	if (r < 0)
 		return log_error_errno(r, "%s", err ?: "Failed to compute the plan"), 2;
 
-	(void)setting_format(id, &settings.value[id], &v);
-	(void)setting_format(id, &setting_get(id)->default_value, &def);
-	where = origin_to_string(&settings.origin[id]);
-
-	/*
-	 * Every file that sets it, lowest first: hardware rules, each profile
-	 * of the include chain (base first), topotune.conf, each drop-in.
-	 */
-	n_max = s.n_rules + p->n_layers + (s.config ? strv_length(s.config->files) : 0);
-	layers = calloc(n_max + 1, sizeof(*layers));
-	if (!layers)
+	(void)setting_format(e.id, &settings.value[e.id], &e.value);
+	(void)setting_format(e.id, &setting_get(e.id)->default_value, &e.def);
+	e.where = origin_to_string(&settings.origin[e.id]);
+	e.from_file = settings.origin[e.id].file;
+	if (explain_collect(&e, &s, p) < 0)
 		return log_oom(), 2;
-	r = 0;
-	for (size_t i = 0; r >= 0 && i < s.n_rules; i++)
-		if (hardware_rule_matches(s.rules[i], &s.facts)) {
-			const char *slash = strrchr(s.rules[i]->path, '/');
-			_cleanup_free_ char *rule = strprintf("hardware rule %s", slash ? slash + 1 : s.rules[i]->path);
-
-			r = rule ? explain_layer(&layers[n_layers], rule, &s.rules[i]->settings, id) : -ENOMEM;
-			n_layers += r > 0;
-		}
-	for (size_t i = 0; r >= 0 && i < p->n_layers; i++) {
-		const char *name = p->chain[i];
-
-		free(label);
-		label = streq(name, p->name) ? strprintf("profile %s", name)
-					     : strprintf("profile %s (included by %s)", name, p->chain[i + 1]);
-		r = label ? explain_layer(&layers[n_layers], label, &p->layers[i], id) : -ENOMEM;
-		n_layers += r > 0;
-	}
-	for (size_t i = 0; r >= 0 && s.config && s.config->files[i]; i++) {
-		const char *f = s.config->files[i], *slash = strrchr(f, '/');
-		const Origin *o = &s.config->layers[i].origin[id];
-
-		/* After this file: only where the value comes from this very file did it set it. */
-		if (!o->file || !streq(o->file, f))
-			continue;
-		free(label);
-		label = strstr(f, "/topotune.conf.d/") ? strprintf("conf.d %s", slash + 1) : strdup("topotune.conf");
-		r = label ? explain_layer(&layers[n_layers], label, &s.config->layers[i], id) : -ENOMEM;
-		n_layers += r > 0;
-	}
-	/* The layer the value in force comes from; none: the built-in default. */
-	for (size_t i = 0; i < n_layers; i++)
-		layers[i].winner = settings.origin[id].file && streq_ptr(layers[i].origin, where);
-	if (r < 0) {
-		explain_layers_free(layers, n_max);
-		return log_oom(), 2;
-	}
-
-	step_id = plan_has_step(plan, id) ? id : plan_step_of(id);
-	st = &plan->steps[step_id];
-	if (json) {
-		JsonWriter w;
-
-		ctl_json_begin(&w);
-		json_key(&w, "setting");
-		json_string(&w, argv[optind]);
-		json_key(&w, "value");
-		json_string(&w, v);
-		json_key(&w, "origin");
-		json_string(&w, settings.origin[id].file ? where : NULL);
-		json_key(&w, "default");
-		json_string(&w, def);
-		json_key(&w, "layers");
-		json_begin_array(&w);
-		for (size_t i = 0; i < n_layers; i++)
-			json_row(&w, JSON_STR("layer", layers[i].what), JSON_STR("value", layers[i].value),
-				 JSON_STR("origin", layers[i].origin), JSON_BOOL("winner", layers[i].winner));
-		json_end_array(&w);
-		json_key(&w, "step");
-		step_json(&w, st);
-		ctl_json_end(&w);
-		explain_layers_free(layers, n_max);
-		return 0;
-	}
-
-	printf("%s = %s\n  from: %s\n  layers, lowest first (* in force):\n", argv[optind], strna(v),
-	       tty_text(strna(where)));
-	printf("  %s %-40s %-16s %s\n", settings.origin[id].file ? " " : "*", "built-in default", strna(def), "-");
-	for (size_t i = 0; i < n_layers; i++)
-		printf("  %s %-40s %-16s %s\n", layers[i].winner ? "*" : " ", tty_text(layers[i].what), layers[i].value,
-		       tty_text(layers[i].origin));
-	explain_layers_free(layers, n_max);
-	if (step_id != id)
-		printf("  plan: no step of its own; the %s step reads it\n", setting_id_to_string(step_id));
-	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
-	       st->control ? " via " : "", st->control ? st->control->name : "",
-	       tty_text(st->why));
+	e.step_id = plan_has_step(plan, e.id) ? e.id : plan_step_of(e.id);
+	e.step = &plan->steps[e.step_id];
+	if (json)
+		explain_print_json(&e);
+	else
+		explain_print_text(&e);
 	return 0;
 }
 
