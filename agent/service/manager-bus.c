@@ -786,6 +786,11 @@ static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_erro
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+static int busy_error(sd_bus_error *error)
+{
+	return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+}
+
 /* Apply the plan of @name (NULL: as chosen); the shared core of every method that applies. */
 static int switch_profile(Manager *m, const char *name, const char *source, sd_bus_error *error)
 {
@@ -796,7 +801,7 @@ static int switch_profile(Manager *m, const char *name, const char *source, sd_b
 	int r;
 
 	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return busy_error(error);
 
 	/* Validate: the profile loads. */
 	/* Validate: the profile loads. The plan is then the one applied: computed once. */
@@ -856,22 +861,43 @@ static int held_by_other(Manager *m, sd_bus_message *msg, sd_bus_error *error)
 			      h->profile, h->holder, strna(h->reason), h->cookie);
 }
 
+typedef enum ChangeCheck {
+	CHANGE_NOT_HELD = 1 << 0,    /* no other caller holds a profile */
+	CHANGE_IDLE = 1 << 1,        /* no apply is in progress */
+} ChangeCheck;
+
 /*
- * The start of a change to profile @name: a valid name, polkit, and no other
- * caller's hold. 1: go on; 0: polkit is being asked (dispatched again later).
+ * The prologue of every mutating method, in hostnamed's order once the
+ * arguments are read: @name (when not NULL) is a profile name, polkit
+ * allows it, then the @checks; and the change is named for the journal,
+ * "WHAT(NAME) by :1.23" (when @ret_source). 0: go on; 1: polkit is being
+ * asked and the call is dispatched again later (return it); negative: an
+ * error (@error set).
  */
-static int begin_profile_change(Manager *m, sd_bus_message *msg, const char *name, int interactive,
-				sd_bus_error *error)
+static int begin_change(Manager *m, sd_bus_message *msg, const char *what, const char *name, int interactive,
+			ChangeCheck checks, sd_bus_error *error, char **ret_source)
 {
+	const char *sender = strna(sd_bus_message_get_sender(msg));
 	int r;
 
-	if (!profile_name_is_valid(name))
+	if (name && !profile_name_is_valid(name))
 		return profile_name_error(error, name);
 	r = bus_verify_polkit_async(m, msg, interactive, error);
-	if (r <= 0)
+	if (r < 0)
 		return r;
-	r = held_by_other(m, msg, error);
-	return r < 0 ? r : 1;
+	if (r == 0)
+		return 1;
+	if (checks & CHANGE_NOT_HELD) {
+		r = held_by_other(m, msg, error);
+		if (r < 0)
+			return r;
+	}
+	if ((checks & CHANGE_IDLE) && m->applying)
+		return busy_error(error);
+	if (!ret_source)
+		return 0;
+	*ret_source = name ? strprintf("%s(%s) by %s", what, name, sender) : strprintf("%s by %s", what, sender);
+	return *ret_source ? 0 : -ENOMEM;
 }
 
 static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -884,13 +910,9 @@ static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error 
 	r = sd_bus_message_read(msg, "sb", &name, &interactive);
 	if (r < 0)
 		return r;
-	r = begin_profile_change(m, msg, name, interactive, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-
-	source = strprintf("SetProfile(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
+	r = begin_change(m, msg, "SetProfile", name, interactive, CHANGE_NOT_HELD, error, &source);
+	if (r != 0)
+		return r;
 	r = switch_and_reply(m, msg, name, source, error);
 	if (r < 0)
 		return r;
@@ -913,7 +935,7 @@ static int persist_and_reply(Manager *m, sd_bus_message *msg, const char *name, 
 	int r;
 
 	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return busy_error(error);
 	r = held_by_other(m, msg, error);
 	if (r < 0)
 		return r;
@@ -950,33 +972,22 @@ static int method_set_profile_persistent(sd_bus_message *msg, void *userdata, sd
 	r = sd_bus_message_read(msg, "sb", &name, &interactive);
 	if (r < 0)
 		return r;
-	r = begin_profile_change(m, msg, name, interactive, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	source = strprintf("SetProfilePersistent(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
+	r = begin_change(m, msg, "SetProfilePersistent", name, interactive, CHANGE_NOT_HELD, error, &source);
+	if (r != 0)
+		return r;
 	return persist_and_reply(m, msg, name, source, error);
 }
 
-/*
- * The start of a change that takes (b interactive): read the flag, ask polkit
- * and name the change for the journal ("WHAT by :1.23"). 1: go on with
- * *ret_source; 0: polkit is being asked and the call is dispatched again
- * later; negative: an error.
- */
-static int begin_change(Manager *m, sd_bus_message *msg, const char *what, sd_bus_error *error, char **ret_source)
+/* The start of a change whose one argument is (b interactive): see begin_change(). */
+static int begin_change_b(Manager *m, sd_bus_message *msg, const char *what, ChangeCheck checks,
+			  sd_bus_error *error, char **ret_source)
 {
 	int interactive, r;
 
 	r = sd_bus_message_read(msg, "b", &interactive);
 	if (r < 0)
 		return r;
-	r = bus_verify_polkit_async(m, msg, interactive, error);
-	if (r <= 0)
-		return r;
-	*ret_source = strprintf("%s by %s", what, strna(sd_bus_message_get_sender(msg)));
-	return *ret_source ? 1 : -ENOMEM;
+	return begin_change(m, msg, what, NULL, interactive, checks, error, ret_source);
 }
 
 static int method_auto_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -985,9 +996,9 @@ static int method_auto_profile(sd_bus_message *msg, void *userdata, sd_bus_error
 	_cleanup_free_ char *source = NULL;
 	int r;
 
-	r = begin_change(m, msg, "AutoProfile", error, &source);
-	if (r <= 0)
-		return r < 0 ? r : 1;
+	r = begin_change_b(m, msg, "AutoProfile", 0, error, &source);
+	if (r != 0)
+		return r;
 	return persist_and_reply(m, msg, NULL, source, error);
 }
 
@@ -997,9 +1008,9 @@ static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error
 	_cleanup_free_ char *source = NULL;
 	int r;
 
-	r = begin_change(m, msg, "Apply", error, &source);
-	if (r <= 0)
-		return r < 0 ? r : 1;
+	r = begin_change_b(m, msg, "Apply", 0, error, &source);
+	if (r != 0)
+		return r;
 	return switch_and_reply(m, msg, NULL, source, error);
 }
 
@@ -1009,17 +1020,16 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	_cleanup_free_ char *source = NULL;
 	int r;
 
-	r = begin_change(m, msg, "Revert", error, &source);
-	if (r <= 0)
-		return r < 0 ? r : 1;
-	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	r = begin_change_b(m, msg, "Revert", CHANGE_IDLE, error, &source);
+	if (r != 0)
+		return r;
 	r = manager_revert(m, source);
-	if (r >= 0)
-		(void)manager_release_hold(m, source);   /* state off: nothing applied */
-	manager_emit_changed(m);
-	if (r < 0)
+	if (r < 0) {
+		manager_emit_changed(m);
 		return reply_apply_error(error, r, "Revert failed", m->applier->error);
+	}
+	(void)manager_release_hold(m, source);   /* state off: nothing applied */
+	manager_emit_changed(m);
 	return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -1072,11 +1082,9 @@ static int method_hold_profile(sd_bus_message *msg, void *userdata, sd_bus_error
 	r = sd_bus_message_read(msg, "ssb", &name, &why, &interactive);
 	if (r < 0)
 		return r;
-	r = begin_profile_change(m, msg, name, interactive, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	r = begin_change(m, msg, "HoldProfile", name, interactive, CHANGE_NOT_HELD | CHANGE_IDLE, error, NULL);
+	if (r != 0)
+		return r;
 	sender = sd_bus_message_get_sender(msg);
 	if (!sender)
 		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED,
@@ -1128,12 +1136,13 @@ static int method_release_profile(sd_bus_message *msg, void *userdata, sd_bus_er
 		return bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "No hold with cookie %u%s.", cookie,
 				      m->choice.hold.cookie ? " (another hold is in force)" : " (no hold is in force)");
 	if (choice_held_by_other(&m->choice, sd_bus_message_get_sender(msg))) {
-		r = bus_verify_polkit_async(m, msg, false, error);
-		if (r <= 0)
-			return r < 0 ? r : 1;
+		/* Not the holder: an administrator ending someone's hold. */
+		r = begin_change(m, msg, "ReleaseProfile", NULL, false, 0, error, NULL);
+		if (r != 0)
+			return r;
 	}
 	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return busy_error(error);
 	why = strprintf("ReleaseProfile(%u) by %s", cookie, strna(sd_bus_message_get_sender(msg)));
 	if (!why)
 		return -ENOMEM;
@@ -1150,14 +1159,9 @@ static int reload_and_reply(Manager *m, sd_bus_message *msg, bool interactive, s
 	_cleanup_free_ char *err = NULL, *source = NULL;
 	int r;
 
-	r = bus_verify_polkit_async(m, msg, interactive, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
-	source = strprintf("Reload by %s", strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
+	r = begin_change(m, msg, "Reload", NULL, interactive, CHANGE_IDLE, error, &source);
+	if (r != 0)
+		return r;
 	r = manager_reload_config(m, source, &err);
 	if (r < 0) {
 		manager_emit_changed(m);
@@ -1262,7 +1266,7 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "'%s' is not a profile name", strna(q));
 	}
 	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return busy_error(error);
 
 	r = manager_compute(m, *name ? name : NULL, &p, &settings, &plan, &err);
 	if (r < 0)
@@ -1332,6 +1336,66 @@ static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+/* (ussas) per domain of @cpu as the kernel reports it: names and flags as debugfs has them. */
+static int append_live_domains(sd_bus_message *reply, const LiveLayout *live, uint32_t cpu)
+{
+	const LiveCpuDomains *d = cpu < live->n_slots ? &live->cpus[cpu] : NULL;
+	int r;
+
+	for (size_t i = 0; d && i < d->n; i++) {
+		_cleanup_free_ char *span = NULL, *name = bus_text(*d->sd[i].name ? d->sd[i].name : "domain"),
+				    *flags = bus_text(d->sd[i].flags);
+
+		if (!name || !flags)
+			return -ENOMEM;
+		r = cpuset_format_list(&d->sd[i].span, &span);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level >= 0 ? d->sd[i].level : d->sd[i].index,
+					  name, flags, 2, span, "source=live");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* (ussas) per domain of @cpu as predicted; only NODE/NUMA levels stand for a distance. */
+static int append_predicted_domains(sd_bus_message *reply, const DomainLayout *predicted, uint32_t cpu)
+{
+	const CpuDomains *d;
+	int r;
+
+	if (!predicted || cpu >= predicted->n_slots)
+		return 0;
+	d = &predicted->cpus[cpu];
+	for (size_t i = 0; i < d->n; i++) {
+		_cleanup_free_ char *span = NULL, *flags = NULL, *nd = NULL;
+		const char *newidle = d->sd[i].newidle ? "newidle=yes" : "newidle=no";
+
+		r = cpuset_format_list(&d->sd[i].span, &span);
+		if (r < 0)
+			return r;
+		r = domain_flags_to_string(d->sd[i].flags, &flags);
+		if (r < 0)
+			return r;
+		if (d->sd[i].distance == 0) {
+			r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 3, span,
+						  newidle, "source=predicted");
+			if (r < 0)
+				return r;
+			continue;
+		}
+		nd = strprintf("distance=%u%s", d->sd[i].distance, predicted->distances_assumed ? " (assumed)" : "");
+		if (!nd)
+			return -ENOMEM;
+		r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4, span, newidle,
+					  nd, "source=predicted");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
@@ -1348,54 +1412,18 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 
 	manager_refresh_layout(m);
 	r = sd_bus_message_new_method_return(msg, &reply);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(ussas)");
 	if (r < 0)
 		return r;
-	if (manager_layout_is_live(m)) {
-		const LiveCpuDomains *d = cpu < m->live->n_slots ? &m->live->cpus[cpu] : NULL;
-
-		for (size_t i = 0; d && r >= 0 && i < d->n; i++) {
-			/* Name and flags as debugfs has them. */
-			_cleanup_free_ char *span = NULL, *name = bus_text(*d->sd[i].name ? d->sd[i].name : "domain"),
-					    *flags = bus_text(d->sd[i].flags);
-
-			if (!name || !flags)
-				return -ENOMEM;
-			r = cpuset_format_list(&d->sd[i].span, &span);
-			if (r >= 0)
-				r = sd_bus_message_append(reply, "(ussas)",
-							  d->sd[i].level >= 0 ? d->sd[i].level : d->sd[i].index, name,
-							  flags, 2, span, "source=live");
-		}
-	} else if (m->predicted && cpu < m->predicted->n_slots) {
-		const CpuDomains *d = &m->predicted->cpus[cpu];
-
-		for (size_t i = 0; r >= 0 && i < d->n; i++) {
-			_cleanup_free_ char *span = NULL, *flags = NULL, *nd = NULL;
-
-			r = cpuset_format_list(&d->sd[i].span, &span);
-			if (r >= 0)
-				r = domain_flags_to_string(d->sd[i].flags, &flags);
-			if (r < 0)
-				break;
-			/* Only NODE/NUMA levels stand for a distance. */
-			if (d->sd[i].distance > 0) {
-				nd = strprintf("distance=%u%s", d->sd[i].distance,
-					       m->predicted->distances_assumed ? " (assumed)" : "");
-				if (!nd)
-					return -ENOMEM;
-				r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4,
-							  span, d->sd[i].newidle ? "newidle=yes" : "newidle=no", nd,
-							  "source=predicted");
-			} else
-				r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 3,
-							  span, d->sd[i].newidle ? "newidle=yes" : "newidle=no",
-							  "source=predicted");
-		}
-	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
+	r = sd_bus_message_open_container(reply, 'a', "(ussas)");
+	if (r < 0)
+		return r;
+	if (manager_layout_is_live(m))
+		r = append_live_domains(reply, m->live, cpu);
+	else
+		r = append_predicted_domains(reply, m->predicted, cpu);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_close_container(reply);
 	if (r < 0)
 		return r;
 	return sd_bus_send(NULL, reply, NULL);
