@@ -214,54 +214,83 @@ static void plan_json(const Plan *plan, const Session *s, const char *desc)
 	ctl_json_end(&w);
 }
 
-static int verb_plan(const CtlContext *ctx, int argc, char *argv[])
+/* The options of plan and layout: what to predict, for which CPU, how. */
+typedef struct ViewOptions {
+	const char *profile;
+	unsigned cpu;
+	bool have_cpu, json, compare;
+} ViewOptions;
+
+/* --profile P, --cpu N, --json and (layout's) --compare; 0, or 2 (logged). */
+static int parse_view_options(const CtlContext *ctx, int argc, char *argv[], bool with_compare, ViewOptions *ret)
 {
 	static const struct option options[] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "compare", no_argument, NULL, 'C' },
 		{}
 	};
-	_cleanup_(session_done) Session s = SESSION_INIT;
-	_cleanup_(plan_freep) Plan *plan = NULL;
-	_cleanup_free_ char *text = NULL, *desc = NULL;
-	const char *profile = NULL;
-	bool json = ctx->json, have_cpu = false;
-	unsigned cpu = 0;
-	int c, r;
+	/* plan's: without --compare. */
+	static const struct option plan_options[] = {
+		{ "profile", required_argument, NULL, 'p' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{}
+	};
+	ViewOptions o = { .json = ctx->json };
+	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "p:c:j", options, NULL)) >= 0)
+	while ((c = getopt_long(argc, argv, "p:c:j", with_compare ? options : plan_options, NULL)) >= 0)
 		switch (c) {
 		case 'p':
-			profile = optarg;
+			o.profile = optarg;
 			break;
 		case 'c':
-			if (parse_cpu_arg(optarg, &cpu) < 0)
+			if (parse_cpu_arg(optarg, &o.cpu) < 0)
 				return 2;
-			have_cpu = true;
+			o.have_cpu = true;
 			break;
 		case 'j':
-			json = true;
+			o.json = true;
+			break;
+		case 'C':
+			o.compare = true;
 			break;
 		default:
 			return 2;
 		}
+	*ret = o;
+	return 0;
+}
+
+static int verb_plan(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *text = NULL, *desc = NULL;
+	ViewOptions o;
+	int r;
+
+	r = parse_view_options(ctx, argc, argv, false, &o);
+	if (r)
+		return r;
 	if (optind < argc)
 		return log_error("plan: unexpected argument '%s'", argv[optind]), 2;
-	if (json && have_cpu)
+	if (o.json && o.have_cpu)
 		return log_error("plan --json has no layout; use 'layout --json --cpu N'"), 2;
 
-	if (compute(ctx, &s, profile, &plan) < 0)
+	if (compute(ctx, &s, o.profile, &plan) < 0)
 		return 2;
 	r = cpu_identity_describe(&s.identity, &desc);
-	if (r >= 0 && !json)
-		r = plan_format(plan, cpu, &text);
+	if (r >= 0 && !o.json)
+		r = plan_format(plan, o.cpu, &text);
 	if (r < 0) {
 		log_oom();
 		return 2;
 	}
-	if (json) {
+	if (o.json) {
 		plan_json(plan, &s, desc);
 		return 0;
 	}
@@ -454,64 +483,55 @@ static int layout_compare(const CtlContext *ctx, bool json)
 	return 1;
 }
 
-static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
+/*
+ * layout: through topotuned when @daemon (it runs, and not --root), else
+ * predicted in-process; comparing with the kernel's own report and
+ * predicting another profile are always in-process jobs.
+ */
+static int verb_layout(const CtlContext *ctx, int argc, char *argv[], bool daemon)
 {
-	static const struct option options[] = {
-		{ "profile", required_argument, NULL, 'p' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "compare", no_argument, NULL, 'C' },
-		{}
-	};
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_free_ char *text = NULL;
-	const char *profile = NULL;
-	bool json = ctx->json, have_cpu = false, compare = false;
-	unsigned cpu = 0;
-	int c;
+	ViewOptions o;
+	int r;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "p:c:j", options, NULL)) >= 0)
-		switch (c) {
-		case 'p':
-			profile = optarg;
-			break;
-		case 'c':
-			if (parse_cpu_arg(optarg, &cpu) < 0)
-				return 2;
-			have_cpu = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'C':
-			compare = true;
-			break;
-		default:
-			return 2;
-		}
-	if (compare && (profile || have_cpu))
+	r = parse_view_options(ctx, argc, argv, true, &o);
+	if (r)
+		return r;
+	if (o.compare && (o.profile || o.have_cpu))
 		return log_error("layout --compare takes no --profile or --cpu"), 2;
-	if (compare)
-		return layout_compare(ctx, json);
+	if (o.compare)
+		return layout_compare(ctx, o.json);
+	if (daemon && !o.profile)
+		return online_layout(ctx, o.have_cpu ? (int)o.cpu : -1, o.json);
 
 	if (optind < argc)
 		return log_error("layout: unexpected argument '%s'", argv[optind]), 2;
-	if (compute(ctx, &s, profile, &plan) < 0)
+	if (compute(ctx, &s, o.profile, &plan) < 0)
 		return 2;
-	if (have_cpu && !cpuset_contains(&s.topology->online, cpu))
-		return log_error("--cpu: CPU %u is not online", cpu), 2;
-	if (json) {
-		layout_json(plan, s.topology, have_cpu ? (int)cpu : -1);
+	if (o.have_cpu && !cpuset_contains(&s.topology->online, o.cpu))
+		return log_error("--cpu: CPU %u is not online", o.cpu), 2;
+	if (o.json) {
+		layout_json(plan, s.topology, o.have_cpu ? (int)o.cpu : -1);
 		return 0;
 	}
-	if (domain_layout_format(plan->layout, cpu, &text) < 0) {
+	if (domain_layout_format(plan->layout, o.cpu, &text) < 0) {
 		log_oom();
 		return 2;
 	}
 	fputs(tty_text(text), stdout);
 	return 0;
+}
+
+static int verb_layout_offline(const CtlContext *ctx, int argc, char *argv[])
+{
+	return verb_layout(ctx, argc, argv, false);
+}
+
+static int verb_layout_online(const CtlContext *ctx, int argc, char *argv[])
+{
+	return verb_layout(ctx, argc, argv, true);
 }
 
 /* One layer of a setting's value: built-in default, a hardware rule, the profile, topotune.conf. */
@@ -775,31 +795,51 @@ static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
 	return fflush(stdout) == 0 ? 0 : 2;
 }
 
+typedef int (*CtlVerbRun)(const CtlContext *ctx, int argc, char *argv[]);
+
+/*
+ * Every verb, once: its in-process entry (NULL: it needs topotuned) and its
+ * entry through topotuned (NULL: always in-process). With both, topotuned
+ * answers when it runs, unless --root.
+ */
+static const struct {
+	const char *name;
+	CtlVerbRun offline;
+	CtlVerbRun online;
+} verbs[] = {
+	{ "status", NULL, verb_status },
+	{ "apply", NULL, verb_apply },
+	{ "revert", NULL, verb_revert },
+	{ "reload", NULL, verb_reload },
+	{ "verify", NULL, verb_verify },
+	{ "set-profile", NULL, verb_set_profile },
+	{ "auto-profile", NULL, verb_auto_profile },
+	{ "hold", NULL, verb_hold },
+	{ "trial", NULL, verb_trial },
+	{ "profiles", verb_profiles, online_profiles },
+	{ "layout", verb_layout_offline, verb_layout_online },
+	{ "metrics", verb_metrics, online_metrics },
+	{ "topology", verb_topology, NULL },
+	{ "plan", verb_plan, NULL },
+	{ "explain", verb_explain, NULL },
+	{ "check", verb_check, NULL },
+	{ "diagnose", verb_diagnose, NULL },
+};
+
 int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
 {
-	static const struct {
-		const char *name;
-		int (*run)(const CtlContext *ctx, int argc, char *argv[]);
-	} verbs[] = {
-		{ "topology", verb_topology },
-		{ "profiles", verb_profiles },
-		{ "plan", verb_plan },
-		{ "layout", verb_layout },
-		{ "explain", verb_explain },
-		{ "check", verb_check },
-		{ "diagnose", verb_diagnose },
-		{ "metrics", verb_metrics },
-	};
-	bool handled;
-	int r;
-
-	r = online_dispatch(ctx, argc, argv, &handled);
-	if (handled)
-		return r;
-	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-		if (streq(argv[0], verbs[i].name))
-			return verbs[i].run(ctx, argc, argv);
-
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
+		if (!streq(argv[0], verbs[i].name))
+			continue;
+		if (!verbs[i].online)
+			return verbs[i].offline(ctx, argc, argv);
+		if (!verbs[i].offline && ctx->offline)
+			return log_error("%s talks to topotuned; it has no offline mode (--root). "
+					 "Try 'plan' or 'layout' instead.", argv[0]), 2;
+		if (verbs[i].offline && (ctx->offline || (!ctx->bus_address && !online_daemon_available(ctx))))
+			return verbs[i].offline(ctx, argc, argv);   /* no daemon: read / in-process */
+		return verbs[i].online(ctx, argc, argv);
+	}
 	log_error("Unknown command '%s'. See topotunectl --help.", argv[0]);
 	return 2;
 }

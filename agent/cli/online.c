@@ -23,6 +23,28 @@
 #define PATH ONLINE_PATH
 #define IFACE ONLINE_IFACE
 
+/* A client of the bus at @address (--bus-address). */
+static int bus_open_address(const char *address, sd_bus **ret)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	int r;
+
+	r = sd_bus_new(&bus);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_address(bus, address);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_bus_client(bus, true);
+	if (r < 0)
+		return r;
+	r = sd_bus_start(bus);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(bus);
+	return 0;
+}
+
 static int bus_open(const CtlContext *ctx, sd_bus **ret)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -35,15 +57,9 @@ static int bus_open(const CtlContext *ctx, sd_bus **ret)
 		log_debug_errno(r, "Failed to load libsystemd.so.0 for sd-bus: %m");
 		return -ENOTCONN;
 	}
-	if (ctx->bus_address) {
-		r = sd_bus_new(&bus);
-		if (r >= 0)
-			r = sd_bus_set_address(bus, ctx->bus_address);
-		if (r >= 0)
-			r = sd_bus_set_bus_client(bus, true);
-		if (r >= 0)
-			r = sd_bus_start(bus);
-	} else
+	if (ctx->bus_address)
+		r = bus_open_address(ctx->bus_address, &bus);
+	else
 		r = sd_bus_open_system(&bus);
 	if (r < 0) {
 		log_debug_errno(r, "Failed to connect to the bus: %m");
@@ -352,7 +368,7 @@ static void status_print_text(const StatusInfo *i)
 	}
 }
 
-static int verb_status(const CtlContext *ctx, int argc, char *argv[])
+int verb_status(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(status_info_done) StatusInfo info = {};
@@ -430,7 +446,7 @@ static int simple_call(const CtlContext *ctx, bool json, const char *verb, const
 	return 0;
 }
 
-static int verb_apply(const CtlContext *ctx, int argc, char *argv[])
+int verb_apply(const CtlContext *ctx, int argc, char *argv[])
 {
 	bool json = ctx->json;
 
@@ -439,7 +455,7 @@ static int verb_apply(const CtlContext *ctx, int argc, char *argv[])
 	return simple_call(ctx, json, argv[0], "Apply", "b", isatty(STDIN_FILENO) > 0);
 }
 
-static int verb_revert(const CtlContext *ctx, int argc, char *argv[])
+int verb_revert(const CtlContext *ctx, int argc, char *argv[])
 {
 	bool json = ctx->json;
 
@@ -448,7 +464,7 @@ static int verb_revert(const CtlContext *ctx, int argc, char *argv[])
 	return simple_call(ctx, json, argv[0], "Revert", "b", isatty(STDIN_FILENO) > 0);
 }
 
-static int verb_reload(const CtlContext *ctx, int argc, char *argv[])
+int verb_reload(const CtlContext *ctx, int argc, char *argv[])
 {
 	bool json = ctx->json;
 
@@ -457,7 +473,7 @@ static int verb_reload(const CtlContext *ctx, int argc, char *argv[])
 	return simple_call(ctx, json, argv[0], "ReloadConfiguration", "b", isatty(STDIN_FILENO) > 0);
 }
 
-static int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
+int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = {
 		{ "persistent", no_argument, NULL, 'p' },
@@ -485,7 +501,7 @@ static int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
 	return simple_call(ctx, json, argv[0], "SetProfile", "sb", argv[optind], isatty(STDIN_FILENO) > 0);
 }
 
-static int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[])
+int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[])
 {
 	bool json = ctx->json;
 
@@ -501,7 +517,7 @@ static int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[])
  * for any reason: topotuned follows its bus connection. Exits with
  * COMMAND's status; 2 when the hold is refused.
  */
-static int verb_hold(const CtlContext *ctx, int argc, char *argv[])
+int verb_hold(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = {
 		{ "reason", required_argument, NULL, 'r' },
@@ -604,7 +620,7 @@ static const char *not_applied_setting(const char *reason, char **ret_setting)
 	return colon + 2;
 }
 
-static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
+int online_metrics(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -627,7 +643,7 @@ static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
 	return fflush(stdout) == 0 ? 0 : 2;
 }
 
-static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
+int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -695,7 +711,7 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 	return ok ? 0 : 1;
 }
 
-static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
+int online_profiles(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -861,84 +877,13 @@ static int layout_all(sd_bus *bus, bool json)
 	return 0;
 }
 
-static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
+int online_layout(const CtlContext *ctx, int cpu, bool json)
 {
-	static const struct option options[] = {
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "profile", required_argument, NULL, 'p' },
-		{}
-	};
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-	bool json = ctx->json, have_cpu = false;
-	unsigned cpu = 0;
-	int c, r;
+	int r;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "c:jp:", options, NULL)) >= 0)
-		switch (c) {
-		case 'c':
-			if (parse_cpu_arg(optarg, &cpu) < 0)
-				return 2;
-			have_cpu = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'p':
-			return log_error("layout --profile is offline only: use 'plan --profile P' or --root"), 2;
-		default:
-			return 2;
-		}
 	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
-	return have_cpu ? layout_cpu(bus, cpu, json) : layout_all(bus, json);
-}
-
-int online_dispatch(const CtlContext *ctx, int argc, char *argv[], bool *ret_handled)
-{
-	static const struct {
-		const char *name;
-		int (*run)(const CtlContext *ctx, int argc, char *argv[]);
-		bool daemon_only;   /* false: the offline verb of the same name runs when no daemon is there */
-	} verbs[] = {
-		{ "status", verb_status, true },
-		{ "apply", verb_apply, true },
-		{ "revert", verb_revert, true },
-		{ "reload", verb_reload, true },
-		{ "verify", verb_verify, true },
-		{ "set-profile", verb_set_profile, true },
-		{ "auto-profile", verb_auto_profile, true },
-		{ "hold", verb_hold, true },
-		{ "trial", verb_trial, true },
-		{ "profiles", verb_profiles, false },
-		{ "layout", verb_layout, false },
-		{ "metrics", verb_metrics, false },
-	};
-
-	*ret_handled = false;
-	/* Comparing with the kernel's own report, and predicting another profile, are in-process jobs. */
-	if (streq(argv[0], "layout"))
-		for (int i = 1; i < argc; i++)
-			if (streq(argv[i], "--compare") || streq(argv[i], "--profile") ||
-			    startswith(argv[i], "--profile=") || startswith(argv[i], "-p"))
-				return 0;
-	for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
-		if (!streq(argv[0], verbs[i].name))
-			continue;
-		if (ctx->offline) {
-			if (!verbs[i].daemon_only)
-				return 0;
-			*ret_handled = true;
-			log_error("%s talks to topotuned; it has no offline mode (--root). Try 'plan' or 'layout' instead.",
-				  argv[0]);
-			return 2;
-		}
-		if (!verbs[i].daemon_only && !ctx->bus_address && !online_daemon_available(ctx))
-			return 0;   /* no daemon: read / in-process */
-		*ret_handled = true;
-		return verbs[i].run(ctx, argc, argv);
-	}
-	return 0;
+	return cpu >= 0 ? layout_cpu(bus, (unsigned)cpu, json) : layout_all(bus, json);
 }
