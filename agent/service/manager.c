@@ -961,7 +961,7 @@ int manager_arm_verify_timer(Manager *m)
 		return 0;
 	}
 	r = sd_event_source_set_time_relative(m->verify_timer, usec);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(m->verify_timer, SD_EVENT_ONESHOT);
-	return r;
+	if (r < 0)
+		return r;
+	return sd_event_source_set_enabled(m->verify_timer, SD_EVENT_ONESHOT);
 }
