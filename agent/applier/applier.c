@@ -1802,175 +1802,207 @@ int applier_apply(Applier *a, const Plan *plan)
 	return applier_apply_masked(a, plan, 0);
 }
 
+/* One apply: its writes, what a rollback undoes, and how many writes were made. */
+typedef struct ApplyRun {
+	const Plan *plan;
+	unsigned skip_mask;
+	WriteList l;
+	Undo *undo;          /* at most one per record to restore and per write */
+	size_t n_undo;
+	int writes;
+} ApplyRun;
+
+static void apply_run_done(ApplyRun *run)
+{
+	for (size_t i = 0; i < run->n_undo; i++) {
+		free(run->undo[i].before);
+		free(run->undo[i].prev_new);
+		free(run->undo[i].prev_why);
+	}
+	free(run->undo);
+	write_list_done(&run->l);
+}
+
+/* Put back the original of record @c, which the new plan leaves alone; < 0: roll back. */
+static int restore_record(Applier *a, ApplyRun *run, ChangeRecord *c)
+{
+	Undo *u = &run->undo[run->n_undo++];
+	int r;
+
+	*u = (Undo) { .kind = c->kind, .path = c->path, .restored = true };
+	if (c->kind == WRITE_MKDIR && c->old) {
+		c->restored = true;   /* it existed before us: nothing to write */
+		return 0;
+	}
+	/* What a rollback puts back: what is there now, ours or another writer's since. */
+	r = read_current(a, c->kind, c->path, c->new ?: c->old, &u->before);
+	if (r < 0 && record_gone(c, r)) {
+		c->restored = true;
+		return 0;
+	}
+	if (r < 0)
+		return fail(a, r, "/%s: %s", c->path, strerror(-r));
+	r = do_write_full(a, c->kind, c->path, c->old, &u->attempted);
+	if (r < 0 && record_gone(c, r)) {
+		u->attempted = false;
+		c->restored = true;
+		return 0;
+	}
+	if (r < 0)
+		return r;
+	c->restored = true;
+	notify(a, c, true);
+	run->writes++;
+	return 0;
+}
+
+/*
+ * What we changed before and the new plan leaves alone goes back first.
+ * A setting the plan finds in sync (STEP_NONE) is in sync because of our
+ * record: it stays. The records of what went back are dropped only when
+ * the whole apply succeeded: a failure later puts our values back with
+ * them (and a crash meanwhile restores the originals again).
+ */
+static int restore_left_alone(Applier *a, ApplyRun *run)
+{
+	int r;
+
+	for (size_t i = a->n_changes; i > 0; i--) {
+		ChangeRecord *c = &a->changes[i - 1];
+
+		if (run->skip_mask & (1U << c->setting))
+			continue;
+		if (run->plan->steps[c->setting].action == STEP_NONE)
+			continue;
+		if (write_list_has(&run->l, c->path))
+			continue;
+		if (c->kind == WRITE_IRQ && irq_pass_wanted(run->plan, run->skip_mask))
+			continue;   /* the IRQ pass below keeps or moves it */
+		r = restore_record(a, run, c);
+		if (r < 0)
+			return r;
+	}
+	return state_save(a);
+}
+
+/* The record of write @w, new or updated, with what it found (@cur, taken); @u undoes it. */
+static int record_write(Applier *a, const Write *w, char **cur, Undo *u, ChangeRecord **ret)
+{
+	ChangeRecord *rec = find_record(a, w->path);
+
+	if (!rec) {
+		ChangeRecord *n = realloc(a->changes, (a->n_changes + 1) * sizeof(ChangeRecord));
+
+		if (!n)
+			return -ENOMEM;
+		a->changes = n;
+		rec = &a->changes[a->n_changes++];
+		*rec = (ChangeRecord) { .setting = w->setting, .kind = w->kind };
+		u->created_record = true;
+		rec->path = strdup(w->path);
+		rec->old = TAKE_PTR(*cur);
+		rec->why = strdup(strempty(w->why));
+		if (!rec->path || !rec->why)
+			return -ENOMEM;
+	} else {
+		u->prev_new = TAKE_PTR(rec->new);
+		u->prev_why = TAKE_PTR(rec->why);
+		rec->why = strdup(strempty(w->why));
+		if (!rec->why)
+			return -ENOMEM;
+	}
+	rec->new = strdup(w->value);
+	if (!rec->new)
+		return -ENOMEM;
+	rec->done = false;
+	*ret = rec;
+	return 0;
+}
+
+/* Write @w unless it is in place: the record reaches the disk before the kernel sees the write. */
+static int apply_write(Applier *a, ApplyRun *run, const Write *w)
+{
+	_cleanup_free_ char *cur = NULL;
+	ChangeRecord *rec;
+	Undo *u;
+	int r;
+
+	r = read_current(a, w->kind, w->path, w->value, &cur);
+	if (r < 0)
+		return fail(a, r, "/%s: %s", w->path, strerror(-r));
+	if (same_value(w->kind, cur, w->value))
+		return 0;
+
+	u = &run->undo[run->n_undo++];
+	*u = (Undo) { .kind = w->kind, .path = w->path };
+	if (cur) {
+		u->before = strdup(cur);
+		if (!u->before)
+			return -ENOMEM;
+	}
+	r = record_write(a, w, &cur, u, &rec);
+	if (r < 0)
+		return r;
+	r = state_save(a);
+	if (r < 0)
+		return r;
+
+	r = do_write_full(a, w->kind, w->path, w->value, &u->attempted);
+	if (r < 0)
+		return r;
+	rec = find_record(a, w->path);
+	rec->done = true;
+	rec->prev = u->before;
+	notify(a, rec, false);
+	rec->prev = NULL;
+	run->writes++;
+	return 0;
+}
+
+static int apply_run(Applier *a, ApplyRun *run)
+{
+	int r;
+
+	r = restore_left_alone(a, run);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < run->l.n; i++) {
+		r = apply_write(a, run, &run->l.w[i]);
+		if (r < 0)
+			return r;
+	}
+	if (irq_pass_wanted(run->plan, run->skip_mask)) {
+		r = apply_irqs(a, run->plan, &run->writes);
+		if (r < 0)
+			return r;
+	}
+	return state_save(a);
+}
+
 int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 {
-	WriteList l = {};
-	_cleanup_free_ Undo *undo = NULL;
-	size_t n_undo = 0;
-	int r, writes = 0;
+	_cleanup_(apply_run_done) ApplyRun run = { .plan = plan, .skip_mask = skip_mask };
+	int r;
 
 	assert(a);
 	assert(plan);
 
-	r = plan_writes(a, plan, skip_mask, &l);
-	if (r < 0) {
-		write_list_done(&l);
+	r = plan_writes(a, plan, skip_mask, &run.l);
+	if (r < 0)
 		return fail(a, r, "planning writes: %s", strerror(-r));
-	}
-	/* At most one undo per record to restore and per write. */
-	undo = calloc(a->n_changes + l.n, sizeof(Undo));
-	if (!undo) {
-		write_list_done(&l);
+	run.undo = calloc(a->n_changes + run.l.n, sizeof(Undo));
+	if (!run.undo)
 		return -ENOMEM;
+
+	r = apply_run(a, &run);
+	if (r < 0) {
+		rollback(a, run.undo, run.n_undo);
+		return r;
 	}
-
-	/*
-	 * What we changed before and the new plan leaves alone goes back first.
-	 * A setting the plan finds in sync (STEP_NONE) is in sync because of
-	 * our record: it stays. The records of what went back are dropped only
-	 * when the whole apply succeeded: a failure later puts our values back
-	 * with them (and a crash meanwhile restores the originals again).
-	 */
-	for (size_t i = a->n_changes; i > 0; i--) {
-		ChangeRecord *c = &a->changes[i - 1];
-		Undo *u;
-
-		if (skip_mask & (1U << c->setting))
-			continue;
-		if (plan->steps[c->setting].action == STEP_NONE)
-			continue;
-		if (write_list_has(&l, c->path))
-			continue;
-		if (c->kind == WRITE_IRQ && irq_pass_wanted(plan, skip_mask))
-			continue;   /* the IRQ pass below keeps or moves it */
-		u = &undo[n_undo++];
-		*u = (Undo) { .kind = c->kind, .path = c->path, .restored = true };
-		if (c->kind == WRITE_MKDIR && c->old) {
-			c->restored = true;   /* it existed before us: nothing to write */
-			continue;
-		}
-		/* What a rollback puts back: what is there now, ours or another writer's since. */
-		r = read_current(a, c->kind, c->path, c->new ?: c->old, &u->before);
-		if (r < 0 && record_gone(c, r)) {
-			c->restored = true;
-			continue;
-		}
-		if (r < 0) {
-			fail(a, r, "/%s: %s", c->path, strerror(-r));
-			goto rollback;
-		}
-		r = do_write_full(a, c->kind, c->path, c->old, &u->attempted);
-		if (r < 0 && record_gone(c, r)) {
-			u->attempted = false;
-			c->restored = true;
-			continue;
-		}
-		if (r < 0)
-			goto rollback;
-		c->restored = true;
-		notify(a, c, true);
-		writes++;
-	}
-	r = state_save(a);
-	if (r < 0)
-		goto rollback;
-
-	for (size_t i = 0; i < l.n; i++) {
-		Write *w = &l.w[i];
-		_cleanup_free_ char *cur = NULL;
-		ChangeRecord *rec;
-		Undo *u;
-
-		r = read_current(a, w->kind, w->path, w->value, &cur);
-		if (r < 0) {
-			fail(a, r, "/%s: %s", w->path, strerror(-r));
-			goto rollback;
-		}
-		if (same_value(w->kind, cur, w->value))
-			continue;
-
-		u = &undo[n_undo++];
-		*u = (Undo) { .kind = w->kind, .path = w->path };
-		if (cur) {
-			u->before = strdup(cur);
-			if (!u->before) {
-				r = -ENOMEM;
-				goto rollback;
-			}
-		}
-		rec = find_record(a, w->path);
-		if (!rec) {
-			ChangeRecord *n = realloc(a->changes, (a->n_changes + 1) * sizeof(ChangeRecord));
-
-			if (!n) {
-				r = -ENOMEM;
-				goto rollback;
-			}
-			a->changes = n;
-			rec = &a->changes[a->n_changes++];
-			*rec = (ChangeRecord) { .setting = w->setting, .kind = w->kind };
-			u->created_record = true;
-			rec->path = strdup(w->path);
-			rec->old = TAKE_PTR(cur);
-			rec->why = strdup(strempty(w->why));
-			if (!rec->path || !rec->why) {
-				r = -ENOMEM;
-				goto rollback;
-			}
-		} else {
-			u->prev_new = TAKE_PTR(rec->new);
-			u->prev_why = TAKE_PTR(rec->why);
-			rec->why = strdup(strempty(w->why));
-			if (!rec->why) {
-				r = -ENOMEM;
-				goto rollback;
-			}
-		}
-		rec->new = strdup(w->value);
-		if (!rec->new) {
-			r = -ENOMEM;
-			goto rollback;
-		}
-		rec->done = false;
-		/* The record reaches the disk before the kernel sees the write. */
-		r = state_save(a);
-		if (r < 0)
-			goto rollback;
-
-		r = do_write_full(a, w->kind, w->path, w->value, &u->attempted);
-		if (r < 0)
-			goto rollback;
-		rec = find_record(a, w->path);
-		rec->done = true;
-		rec->prev = u->before;
-		notify(a, rec, false);
-		rec->prev = NULL;
-		writes++;
-	}
-	if (irq_pass_wanted(plan, skip_mask)) {
-		r = apply_irqs(a, plan, &writes);
-		if (r < 0)
-			goto rollback;
-	}
-	r = state_save(a);
-	if (r < 0)
-		goto rollback;
 	for (size_t i = a->n_changes; i > 0; i--)
 		if (a->changes[i - 1].restored)
 			drop_record(a, i - 1);
-	r = writes;
-	goto out;
-
-rollback:
-	rollback(a, undo, n_undo);
-out:
-	for (size_t i = 0; i < n_undo; i++) {
-		free(undo[i].before);
-		free(undo[i].prev_new);
-		free(undo[i].prev_why);
-	}
-	write_list_done(&l);
-	return r;
+	return run.writes;
 }
 
 int applier_revert(Applier *a)

@@ -214,54 +214,83 @@ static void plan_json(const Plan *plan, const Session *s, const char *desc)
 	ctl_json_end(&w);
 }
 
-static int verb_plan(const CtlContext *ctx, int argc, char *argv[])
+/* The options of plan and layout: what to predict, for which CPU, how. */
+typedef struct ViewOptions {
+	const char *profile;
+	unsigned cpu;
+	bool have_cpu, json, compare;
+} ViewOptions;
+
+/* --profile P, --cpu N, --json and (layout's) --compare; 0, or 2 (logged). */
+static int parse_view_options(const CtlContext *ctx, int argc, char *argv[], bool with_compare, ViewOptions *ret)
 {
 	static const struct option options[] = {
 		{ "profile", required_argument, NULL, 'p' },
 		{ "cpu", required_argument, NULL, 'c' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "compare", no_argument, NULL, 'C' },
 		{}
 	};
-	_cleanup_(session_done) Session s = SESSION_INIT;
-	_cleanup_(plan_freep) Plan *plan = NULL;
-	_cleanup_free_ char *text = NULL, *desc = NULL;
-	const char *profile = NULL;
-	bool json = ctx->json, have_cpu = false;
-	unsigned cpu = 0;
-	int c, r;
+	/* plan's: without --compare. */
+	static const struct option plan_options[] = {
+		{ "profile", required_argument, NULL, 'p' },
+		{ "cpu", required_argument, NULL, 'c' },
+		{ "json", no_argument, NULL, 'j' },
+		{}
+	};
+	ViewOptions o = { .json = ctx->json };
+	int c;
 
 	optind = 0;
-	while ((c = getopt_long(argc, argv, "p:c:j", options, NULL)) >= 0)
+	while ((c = getopt_long(argc, argv, "p:c:j", with_compare ? options : plan_options, NULL)) >= 0)
 		switch (c) {
 		case 'p':
-			profile = optarg;
+			o.profile = optarg;
 			break;
 		case 'c':
-			if (parse_cpu_arg(optarg, &cpu) < 0)
+			if (parse_cpu_arg(optarg, &o.cpu) < 0)
 				return 2;
-			have_cpu = true;
+			o.have_cpu = true;
 			break;
 		case 'j':
-			json = true;
+			o.json = true;
+			break;
+		case 'C':
+			o.compare = true;
 			break;
 		default:
 			return 2;
 		}
+	*ret = o;
+	return 0;
+}
+
+static int verb_plan(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(session_done) Session s = SESSION_INIT;
+	_cleanup_(plan_freep) Plan *plan = NULL;
+	_cleanup_free_ char *text = NULL, *desc = NULL;
+	ViewOptions o;
+	int r;
+
+	r = parse_view_options(ctx, argc, argv, false, &o);
+	if (r)
+		return r;
 	if (optind < argc)
 		return log_error("plan: unexpected argument '%s'", argv[optind]), 2;
-	if (json && have_cpu)
+	if (o.json && o.have_cpu)
 		return log_error("plan --json has no layout; use 'layout --json --cpu N'"), 2;
 
-	if (compute(ctx, &s, profile, &plan) < 0)
+	if (compute(ctx, &s, o.profile, &plan) < 0)
 		return 2;
 	r = cpu_identity_describe(&s.identity, &desc);
-	if (r >= 0 && !json)
-		r = plan_format(plan, cpu, &text);
+	if (r >= 0 && !o.json)
+		r = plan_format(plan, o.cpu, &text);
 	if (r < 0) {
 		log_oom();
 		return 2;
 	}
-	if (json) {
+	if (o.json) {
 		plan_json(plan, &s, desc);
 		return 0;
 	}
@@ -454,64 +483,55 @@ static int layout_compare(const CtlContext *ctx, bool json)
 	return 1;
 }
 
-static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
+/*
+ * layout: through topotuned when @daemon (it runs, and not --root), else
+ * predicted in-process; comparing with the kernel's own report and
+ * predicting another profile are always in-process jobs.
+ */
+static int verb_layout(const CtlContext *ctx, int argc, char *argv[], bool daemon)
 {
-	static const struct option options[] = {
-		{ "profile", required_argument, NULL, 'p' },
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "compare", no_argument, NULL, 'C' },
-		{}
-	};
 	_cleanup_(session_done) Session s = SESSION_INIT;
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_free_ char *text = NULL;
-	const char *profile = NULL;
-	bool json = ctx->json, have_cpu = false, compare = false;
-	unsigned cpu = 0;
-	int c;
+	ViewOptions o;
+	int r;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "p:c:j", options, NULL)) >= 0)
-		switch (c) {
-		case 'p':
-			profile = optarg;
-			break;
-		case 'c':
-			if (parse_cpu_arg(optarg, &cpu) < 0)
-				return 2;
-			have_cpu = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'C':
-			compare = true;
-			break;
-		default:
-			return 2;
-		}
-	if (compare && (profile || have_cpu))
+	r = parse_view_options(ctx, argc, argv, true, &o);
+	if (r)
+		return r;
+	if (o.compare && (o.profile || o.have_cpu))
 		return log_error("layout --compare takes no --profile or --cpu"), 2;
-	if (compare)
-		return layout_compare(ctx, json);
+	if (o.compare)
+		return layout_compare(ctx, o.json);
+	if (daemon && !o.profile)
+		return online_layout(ctx, o.have_cpu ? (int)o.cpu : -1, o.json);
 
 	if (optind < argc)
 		return log_error("layout: unexpected argument '%s'", argv[optind]), 2;
-	if (compute(ctx, &s, profile, &plan) < 0)
+	if (compute(ctx, &s, o.profile, &plan) < 0)
 		return 2;
-	if (have_cpu && !cpuset_contains(&s.topology->online, cpu))
-		return log_error("--cpu: CPU %u is not online", cpu), 2;
-	if (json) {
-		layout_json(plan, s.topology, have_cpu ? (int)cpu : -1);
+	if (o.have_cpu && !cpuset_contains(&s.topology->online, o.cpu))
+		return log_error("--cpu: CPU %u is not online", o.cpu), 2;
+	if (o.json) {
+		layout_json(plan, s.topology, o.have_cpu ? (int)o.cpu : -1);
 		return 0;
 	}
-	if (domain_layout_format(plan->layout, cpu, &text) < 0) {
+	if (domain_layout_format(plan->layout, o.cpu, &text) < 0) {
 		log_oom();
 		return 2;
 	}
 	fputs(tty_text(text), stdout);
 	return 0;
+}
+
+static int verb_layout_offline(const CtlContext *ctx, int argc, char *argv[])
+{
+	return verb_layout(ctx, argc, argv, false);
+}
+
+static int verb_layout_online(const CtlContext *ctx, int argc, char *argv[])
+{
+	return verb_layout(ctx, argc, argv, true);
 }
 
 /* One layer of a setting's value: built-in default, a hardware rule, the profile, topotune.conf. */
@@ -545,6 +565,146 @@ static void explain_layers_free(ExplainLayer *l, size_t n)
 	free(l);
 }
 
+/* Every file that sets @id, lowest first, and which of them is in force. */
+typedef struct Explanation {
+	const char *setting;     /* as the user wrote it */
+	SettingId id;
+	char *value, *where, *def;
+	bool from_file;          /* not the built-in default */
+	ExplainLayer *layers;
+	size_t n_layers, n_max;
+	SettingId step_id;       /* the step that reads it: its own, or the one it belongs to */
+	const PlanStep *step;
+} Explanation;
+
+static void explanation_done(Explanation *e)
+{
+	free(e->value);
+	free(e->where);
+	free(e->def);
+	explain_layers_free(e->layers, e->n_max);
+}
+
+static int explain_add_layer(Explanation *e, const char *what, const ProfileSettings *settings)
+{
+	int r;
+
+	if (!what)
+		return -ENOMEM;
+	r = explain_layer(&e->layers[e->n_layers], what, settings, e->id);
+	if (r < 0)
+		return r;
+	e->n_layers += r > 0;
+	return 0;
+}
+
+/* Hardware rules, each profile of the include chain (base first), topotune.conf, each drop-in. */
+static int explain_collect(Explanation *e, const Session *s, const Profile *p)
+{
+	int r;
+
+	e->n_max = s->n_rules + p->n_layers + (s->config ? strv_length(s->config->files) : 0);
+	e->layers = calloc(e->n_max + 1, sizeof(*e->layers));
+	if (!e->layers)
+		return -ENOMEM;
+	for (size_t i = 0; i < s->n_rules; i++) {
+		const char *slash = strrchr(s->rules[i]->path, '/');
+		_cleanup_free_ char *rule = NULL;
+
+		if (!hardware_rule_matches(s->rules[i], &s->facts))
+			continue;
+		rule = strprintf("hardware rule %s", slash ? slash + 1 : s->rules[i]->path);
+		r = explain_add_layer(e, rule, &s->rules[i]->settings);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; i < p->n_layers; i++) {
+		const char *name = p->chain[i];
+		_cleanup_free_ char *label = NULL;
+
+		label = streq(name, p->name) ? strprintf("profile %s", name)
+					     : strprintf("profile %s (included by %s)", name, p->chain[i + 1]);
+		r = explain_add_layer(e, label, &p->layers[i]);
+		if (r < 0)
+			return r;
+	}
+	for (size_t i = 0; s->config && s->config->files[i]; i++) {
+		const char *f = s->config->files[i], *slash = strrchr(f, '/');
+		const Origin *o = &s->config->layers[i].origin[e->id];
+		_cleanup_free_ char *label = NULL;
+
+		/* After this file: only where the value comes from this very file did it set it. */
+		if (!o->file || !streq(o->file, f))
+			continue;
+		label = strstr(f, "/topotune.conf.d/") ? strprintf("conf.d %s", slash + 1) : strdup("topotune.conf");
+		r = explain_add_layer(e, label, &s->config->layers[i]);
+		if (r < 0)
+			return r;
+	}
+	/* The layer the value in force comes from; none: the built-in default. */
+	for (size_t i = 0; i < e->n_layers; i++)
+		e->layers[i].winner = e->from_file && streq_ptr(e->layers[i].origin, e->where);
+	return 0;
+}
+
+static void explain_print_json(const Explanation *e)
+{
+	JsonWriter w;
+
+	ctl_json_begin(&w);
+	json_key(&w, "setting");
+	json_string(&w, e->setting);
+	json_key(&w, "value");
+	json_string(&w, e->value);
+	json_key(&w, "origin");
+	json_string(&w, e->from_file ? e->where : NULL);
+	json_key(&w, "default");
+	json_string(&w, e->def);
+	json_key(&w, "layers");
+	json_begin_array(&w);
+	for (size_t i = 0; i < e->n_layers; i++)
+		json_row(&w, JSON_STR("layer", e->layers[i].what), JSON_STR("value", e->layers[i].value),
+			 JSON_STR("origin", e->layers[i].origin), JSON_BOOL("winner", e->layers[i].winner));
+	json_end_array(&w);
+	json_key(&w, "step");
+	step_json(&w, e->step);
+	ctl_json_end(&w);
+}
+
+static void explain_print_text(const Explanation *e)
+{
+	const PlanStep *st = e->step;
+
+	printf("%s = %s\n  from: %s\n  layers, lowest first (* in force):\n", e->setting, strna(e->value),
+	       tty_text(strna(e->where)));
+	printf("  %s %-40s %-16s %s\n", e->from_file ? " " : "*", "built-in default", strna(e->def), "-");
+	for (size_t i = 0; i < e->n_layers; i++)
+		printf("  %s %-40s %-16s %s\n", e->layers[i].winner ? "*" : " ", tty_text(e->layers[i].what),
+		       e->layers[i].value, tty_text(e->layers[i].origin));
+	if (e->step_id != e->id)
+		printf("  plan: no step of its own; the %s step reads it\n", setting_id_to_string(e->step_id));
+	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
+	       st->control ? " via " : "", st->control ? st->control->name : "",
+	       tty_text(st->why));
+}
+
+/* The setting named in explain's one argument; 0 or 2 (logged). */
+static int explain_parse_setting(int argc, char *argv[], SettingId *ret)
+{
+	_cleanup_free_ char *names = setting_names_text();
+	SettingId id;
+
+	if (!names)
+		return log_oom(), 2;
+	if (argc - optind != 1)
+		return log_error("explain: expected one setting: %s", names), 2;
+	id = setting_id_from_string(argv[optind]);
+	if (id < 0)
+		return log_error("explain: unknown setting '%s': expected %s", argv[optind], names), 2;
+	*ret = id;
+	return 0;
+}
+
 static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = {
@@ -556,12 +716,9 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 	_cleanup_(profile_freep) Profile *p = NULL;
 	_cleanup_(plan_freep) Plan *plan = NULL;
 	_cleanup_(profile_settings_done) ProfileSettings settings = {};
-	_cleanup_free_ char *v = NULL, *where = NULL, *def = NULL, *names = NULL, *err = NULL, *label = NULL;
-	ExplainLayer *layers = NULL;
-	size_t n_layers = 0, n_max;
+	_cleanup_(explanation_done) Explanation e = {};
+	_cleanup_free_ char *err = NULL;
 	bool json = ctx->json, list = false;
-	const PlanStep *st;
-	SettingId id, step_id;
 	int c, r;
 
 	optind = 0;
@@ -578,113 +735,28 @@ static int verb_explain(const CtlContext *ctx, int argc, char *argv[])
 			printf("%s\n", setting_id_to_string(i));
 		return 0;
 	}
-	names = setting_names_text();
-	if (!names)
-		return log_oom(), 2;
-	if (argc - optind != 1) {
-		log_error("explain: expected one setting: %s", names);
-		return 2;
-	}
-	id = setting_id_from_string(argv[optind]);
-	if (id < 0) {
-		log_error("explain: unknown setting '%s': expected %s", argv[optind], names);
-		return 2;
-	}
+	r = explain_parse_setting(argc, argv, &e.id);
+	if (r)
+		return r;
+	e.setting = argv[optind];
 	if (ctl_session_open(ctx, &s, true) < 0)
 		return 2;
 	r = session_compute(&s, NULL, &p, &settings, &plan, &err);
 	if (r < 0)
 		return log_error_errno(r, "%s", err ?: "Failed to compute the plan"), 2;
 
-	(void)setting_format(id, &settings.value[id], &v);
-	(void)setting_format(id, &setting_get(id)->default_value, &def);
-	where = origin_to_string(&settings.origin[id]);
-
-	/*
-	 * Every file that sets it, lowest first: hardware rules, each profile
-	 * of the include chain (base first), topotune.conf, each drop-in.
-	 */
-	n_max = s.n_rules + p->n_layers + (s.config ? strv_length(s.config->files) : 0);
-	layers = calloc(n_max + 1, sizeof(*layers));
-	if (!layers)
+	(void)setting_format(e.id, &settings.value[e.id], &e.value);
+	(void)setting_format(e.id, &setting_get(e.id)->default_value, &e.def);
+	e.where = origin_to_string(&settings.origin[e.id]);
+	e.from_file = settings.origin[e.id].file;
+	if (explain_collect(&e, &s, p) < 0)
 		return log_oom(), 2;
-	r = 0;
-	for (size_t i = 0; r >= 0 && i < s.n_rules; i++)
-		if (hardware_rule_matches(s.rules[i], &s.facts)) {
-			const char *slash = strrchr(s.rules[i]->path, '/');
-			_cleanup_free_ char *rule = strprintf("hardware rule %s", slash ? slash + 1 : s.rules[i]->path);
-
-			r = rule ? explain_layer(&layers[n_layers], rule, &s.rules[i]->settings, id) : -ENOMEM;
-			n_layers += r > 0;
-		}
-	for (size_t i = 0; r >= 0 && i < p->n_layers; i++) {
-		const char *name = p->chain[i];
-
-		free(label);
-		label = streq(name, p->name) ? strprintf("profile %s", name)
-					     : strprintf("profile %s (included by %s)", name, p->chain[i + 1]);
-		r = label ? explain_layer(&layers[n_layers], label, &p->layers[i], id) : -ENOMEM;
-		n_layers += r > 0;
-	}
-	for (size_t i = 0; r >= 0 && s.config && s.config->files[i]; i++) {
-		const char *f = s.config->files[i], *slash = strrchr(f, '/');
-		const Origin *o = &s.config->layers[i].origin[id];
-
-		/* After this file: only where the value comes from this very file did it set it. */
-		if (!o->file || !streq(o->file, f))
-			continue;
-		free(label);
-		label = strstr(f, "/topotune.conf.d/") ? strprintf("conf.d %s", slash + 1) : strdup("topotune.conf");
-		r = label ? explain_layer(&layers[n_layers], label, &s.config->layers[i], id) : -ENOMEM;
-		n_layers += r > 0;
-	}
-	/* The layer the value in force comes from; none: the built-in default. */
-	for (size_t i = 0; i < n_layers; i++)
-		layers[i].winner = settings.origin[id].file && streq_ptr(layers[i].origin, where);
-	if (r < 0) {
-		explain_layers_free(layers, n_max);
-		return log_oom(), 2;
-	}
-
-	step_id = plan_has_step(plan, id) ? id : plan_step_of(id);
-	st = &plan->steps[step_id];
-	if (json) {
-		JsonWriter w;
-
-		ctl_json_begin(&w);
-		json_key(&w, "setting");
-		json_string(&w, argv[optind]);
-		json_key(&w, "value");
-		json_string(&w, v);
-		json_key(&w, "origin");
-		json_string(&w, settings.origin[id].file ? where : NULL);
-		json_key(&w, "default");
-		json_string(&w, def);
-		json_key(&w, "layers");
-		json_begin_array(&w);
-		for (size_t i = 0; i < n_layers; i++)
-			json_row(&w, JSON_STR("layer", layers[i].what), JSON_STR("value", layers[i].value),
-				 JSON_STR("origin", layers[i].origin), JSON_BOOL("winner", layers[i].winner));
-		json_end_array(&w);
-		json_key(&w, "step");
-		step_json(&w, st);
-		ctl_json_end(&w);
-		explain_layers_free(layers, n_max);
-		return 0;
-	}
-
-	printf("%s = %s\n  from: %s\n  layers, lowest first (* in force):\n", argv[optind], strna(v),
-	       tty_text(strna(where)));
-	printf("  %s %-40s %-16s %s\n", settings.origin[id].file ? " " : "*", "built-in default", strna(def), "-");
-	for (size_t i = 0; i < n_layers; i++)
-		printf("  %s %-40s %-16s %s\n", layers[i].winner ? "*" : " ", tty_text(layers[i].what), layers[i].value,
-		       tty_text(layers[i].origin));
-	explain_layers_free(layers, n_max);
-	if (step_id != id)
-		printf("  plan: no step of its own; the %s step reads it\n", setting_id_to_string(step_id));
-	printf("  plan: %s, %s -> %s%s%s\n  why: %s\n", step_action_to_string(st->action), st->from, st->to,
-	       st->control ? " via " : "", st->control ? st->control->name : "",
-	       tty_text(st->why));
+	e.step_id = plan_has_step(plan, e.id) ? e.id : plan_step_of(e.id);
+	e.step = &plan->steps[e.step_id];
+	if (json)
+		explain_print_json(&e);
+	else
+		explain_print_text(&e);
 	return 0;
 }
 
@@ -723,31 +795,51 @@ static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
 	return fflush(stdout) == 0 ? 0 : 2;
 }
 
+typedef int (*CtlVerbRun)(const CtlContext *ctx, int argc, char *argv[]);
+
+/*
+ * Every verb, once: its in-process entry (NULL: it needs topotuned) and its
+ * entry through topotuned (NULL: always in-process). With both, topotuned
+ * answers when it runs, unless --root.
+ */
+static const struct {
+	const char *name;
+	CtlVerbRun offline;
+	CtlVerbRun online;
+} verbs[] = {
+	{ "status", NULL, verb_status },
+	{ "apply", NULL, verb_apply },
+	{ "revert", NULL, verb_revert },
+	{ "reload", NULL, verb_reload },
+	{ "verify", NULL, verb_verify },
+	{ "set-profile", NULL, verb_set_profile },
+	{ "auto-profile", NULL, verb_auto_profile },
+	{ "hold", NULL, verb_hold },
+	{ "trial", NULL, verb_trial },
+	{ "profiles", verb_profiles, online_profiles },
+	{ "layout", verb_layout_offline, verb_layout_online },
+	{ "metrics", verb_metrics, online_metrics },
+	{ "topology", verb_topology, NULL },
+	{ "plan", verb_plan, NULL },
+	{ "explain", verb_explain, NULL },
+	{ "check", verb_check, NULL },
+	{ "diagnose", verb_diagnose, NULL },
+};
+
 int ctl_dispatch(const CtlContext *ctx, int argc, char *argv[])
 {
-	static const struct {
-		const char *name;
-		int (*run)(const CtlContext *ctx, int argc, char *argv[]);
-	} verbs[] = {
-		{ "topology", verb_topology },
-		{ "profiles", verb_profiles },
-		{ "plan", verb_plan },
-		{ "layout", verb_layout },
-		{ "explain", verb_explain },
-		{ "check", verb_check },
-		{ "diagnose", verb_diagnose },
-		{ "metrics", verb_metrics },
-	};
-	bool handled;
-	int r;
-
-	r = online_dispatch(ctx, argc, argv, &handled);
-	if (handled)
-		return r;
-	for (size_t i = 0; i < ELEMENTSOF(verbs); i++)
-		if (streq(argv[0], verbs[i].name))
-			return verbs[i].run(ctx, argc, argv);
-
+	for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
+		if (!streq(argv[0], verbs[i].name))
+			continue;
+		if (!verbs[i].online)
+			return verbs[i].offline(ctx, argc, argv);
+		if (!verbs[i].offline && ctx->offline)
+			return log_error("%s talks to topotuned; it has no offline mode (--root). "
+					 "Try 'plan' or 'layout' instead.", argv[0]), 2;
+		if (verbs[i].offline && (ctx->offline || (!ctx->bus_address && !online_daemon_available(ctx))))
+			return verbs[i].offline(ctx, argc, argv);   /* no daemon: read / in-process */
+		return verbs[i].online(ctx, argc, argv);
+	}
 	log_error("Unknown command '%s'. See topotunectl --help.", argv[0]);
 	return 2;
 }

@@ -23,6 +23,28 @@
 #define PATH ONLINE_PATH
 #define IFACE ONLINE_IFACE
 
+/* A client of the bus at @address (--bus-address). */
+static int bus_open_address(const char *address, sd_bus **ret)
+{
+	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
+	int r;
+
+	r = sd_bus_new(&bus);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_address(bus, address);
+	if (r < 0)
+		return r;
+	r = sd_bus_set_bus_client(bus, true);
+	if (r < 0)
+		return r;
+	r = sd_bus_start(bus);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(bus);
+	return 0;
+}
+
 static int bus_open(const CtlContext *ctx, sd_bus **ret)
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
@@ -35,15 +57,9 @@ static int bus_open(const CtlContext *ctx, sd_bus **ret)
 		log_debug_errno(r, "Failed to load libsystemd.so.0 for sd-bus: %m");
 		return -ENOTCONN;
 	}
-	if (ctx->bus_address) {
-		r = sd_bus_new(&bus);
-		if (r >= 0)
-			r = sd_bus_set_address(bus, ctx->bus_address);
-		if (r >= 0)
-			r = sd_bus_set_bus_client(bus, true);
-		if (r >= 0)
-			r = sd_bus_start(bus);
-	} else
+	if (ctx->bus_address)
+		r = bus_open_address(ctx->bus_address, &bus);
+	else
 		r = sd_bus_open_system(&bus);
 	if (r < 0) {
 		log_debug_errno(r, "Failed to connect to the bus: %m");
@@ -193,19 +209,170 @@ static int read_topology(sd_bus *bus, TopologyInfo *t)
 	return r;
 }
 
-static int verb_status(const CtlContext *ctx, int argc, char *argv[])
+/* What status shows, as the daemon's properties say. */
+typedef struct StatusInfo {
+	char *state, *profile, *reason, *source, *vendor, *name, *isolated, *housekeeping, *cmdline, *version;
+	char **reasons;
+	unsigned family, model;
+	bool reboot;
+	TopologyInfo topology;
+	sd_bus_message *settings;    /* the strings of @rows live here */
+	SettingRow *rows;
+	size_t n_rows;
+} StatusInfo;
+
+static void status_info_done(StatusInfo *i)
+{
+	free(i->state);
+	free(i->profile);
+	free(i->reason);
+	free(i->source);
+	free(i->vendor);
+	free(i->name);
+	free(i->isolated);
+	free(i->housekeeping);
+	free(i->cmdline);
+	free(i->version);
+	strv_free(i->reasons);
+	sd_bus_message_unref(i->settings);
+	free(i->rows);
+}
+
+/* Settings, as many rows as the daemon has settings; 0, or 2 (logged). */
+static int status_read_settings(sd_bus *bus, StatusInfo *i)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+	int r;
+
+	r = sd_bus_get_property(bus, DEST, PATH, IFACE, "Settings", &error, &i->settings, "a(sssbs)");
+	if (r < 0)
+		return online_call_failed("Reading Settings", &error, r);
+	r = sd_bus_message_enter_container(i->settings, 'a', "(sssbs)");
+	while (r >= 0) {
+		SettingRow row, *more;
+
+		r = sd_bus_message_read(i->settings, "(sssbs)", &row.name, &row.desired, &row.actual, &row.in_sync,
+					&row.source);
+		if (r <= 0)
+			break;
+		more = reallocarray(i->rows, i->n_rows + 1, sizeof(SettingRow));
+		if (!more)
+			return log_oom(), 2;
+		i->rows = more;
+		i->rows[i->n_rows++] = row;
+	}
+	if (r < 0)
+		return online_call_failed("Reading Settings", &error, r);
+	return 0;
+}
+
+/* 0, or 2 (logged) when not even State can be read. */
+static int status_read(sd_bus *bus, StatusInfo *i)
+{
+	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+	i->state = get_string(bus, "State");
+	if (!i->state)
+		return online_call_failed("Reading State", &error, -EIO);
+	i->profile = get_string(bus, "ActiveProfile");
+	i->reason = get_string(bus, "ActiveProfileReason");
+	i->source = get_string(bus, "ActiveProfileSource");
+	i->vendor = get_string(bus, "CpuVendor");
+	i->name = get_string(bus, "CpuName");
+	i->isolated = get_string(bus, "IsolatedCpus");
+	i->housekeeping = get_string(bus, "HousekeepingCpus");
+	i->cmdline = get_string(bus, "PendingKernelCmdline");
+	i->version = get_string(bus, "Version");
+	i->family = get_u(bus, "CpuFamily");
+	i->model = get_u(bus, "CpuModel");
+	i->reboot = get_b(bus, "RebootRequired");
+	(void)sd_bus_get_property_strv(bus, DEST, PATH, IFACE, "StateReasons", NULL, &i->reasons);
+	(void)read_topology(bus, &i->topology);
+	return status_read_settings(bus, i);
+}
+
+static void status_print_json(const StatusInfo *i)
+{
+	const TopologyInfo *t = &i->topology;
+	JsonWriter w;
+
+	ctl_json_begin(&w);
+	json_key(&w, "state");
+	json_string(&w, i->state);
+	json_key(&w, "state_reasons");
+	json_begin_array(&w);
+	STRV_FOREACH(s, i->reasons)
+		json_string(&w, *s);
+	json_end_array(&w);
+	json_key(&w, "profile");
+	json_string(&w, i->profile);
+	json_key(&w, "profile_reason");
+	json_string(&w, i->reason);
+	json_key(&w, "profile_origin");
+	json_string(&w, i->source && *i->source ? i->source : NULL);
+	json_key(&w, "version");
+	json_string(&w, i->version);
+	json_key(&w, "cpu");
+	json_row(&w, JSON_STR("vendor", i->vendor), JSON_INT("family", i->family), JSON_INT("model", i->model),
+		 JSON_STR("name", i->name));
+	json_key(&w, "topology");
+	json_row(&w, JSON_INT("packages", t->packages), JSON_INT("nodes", t->nodes),
+		 JSON_INT("nodes_per_package", t->nodes_per_package), JSON_INT("cores", t->cores),
+		 JSON_INT("threads", t->threads), JSON_INT("llcs", t->llcs), JSON_BOOL("smt", t->smt));
+	json_key(&w, "settings");
+	json_begin_array(&w);
+	for (size_t k = 0; k < i->n_rows; k++)
+		json_row(&w, JSON_STR("setting", i->rows[k].name), JSON_STR("desired", i->rows[k].desired),
+			 JSON_STR("actual", i->rows[k].actual), JSON_BOOL("in_sync", i->rows[k].in_sync),
+			 JSON_STR("origin", i->rows[k].source));
+	json_end_array(&w);
+	json_key(&w, "isolated_cpus");
+	json_string(&w, i->isolated);
+	json_key(&w, "housekeeping_cpus");
+	json_string(&w, i->housekeeping);
+	json_key(&w, "reboot_required");
+	json_bool(&w, i->reboot);
+	json_key(&w, "pending_kernel_cmdline");
+	json_string(&w, i->cmdline);
+	ctl_json_end(&w);
+}
+
+static void status_print_text(const StatusInfo *i)
+{
+	const TopologyInfo *t = &i->topology;
+	const char *source = i->source;
+
+	printf("       State: %s\n", i->state);
+	printf("     Profile: %s", tty_text(strna(i->profile)));
+	if (i->reason && *i->reason)
+		printf(" (%s%s%s)", tty_text(i->reason), source && *source ? ", " : "",
+		       source && *source ? tty_text(source) : "");
+	printf("\n");
+	printf("         CPU: %s family 0x%x model 0x%x (%s)\n", tty_text(strna(i->vendor)), i->family, i->model,
+	       tty_text(strna(i->name)));
+	printf("    Topology: %u package%s, %u node%s (%u per package), %u cores, %u CPUs, %u LLCs, SMT %s\n",
+	       t->packages, t->packages == 1 ? "" : "s", t->nodes, t->nodes == 1 ? "" : "s", t->nodes_per_package,
+	       t->cores, t->threads, t->llcs, t->smt ? "on" : "off");
+	printf("    Isolated: %s\n", i->isolated && *i->isolated ? i->isolated : "none");
+	printf("Housekeeping: %s\n", strna(i->housekeeping));
+	printf("      Reboot: %s%s%s\n", i->reboot ? "required, add to the kernel command line: " : "not required",
+	       i->reboot ? strempty(i->cmdline) : "", "");
+	printf("    Settings:\n      %-20s %-14s %-14s %-5s %s\n", "SETTING", "DESIRED", "ACTUAL", "SYNC", "SOURCE");
+	for (size_t k = 0; k < i->n_rows; k++)
+		printf("      %-20s %-14s %-14s %-5s %s\n", i->rows[k].name, i->rows[k].desired,
+		       tty_text(i->rows[k].actual), i->rows[k].in_sync ? "yes" : "NO", tty_text(i->rows[k].source));
+	if (i->reasons && *i->reasons) {
+		printf("     Reasons:\n");
+		STRV_FOREACH(s, i->reasons)
+			printf("      %s\n", tty_text(*s));
+	}
+}
+
+int verb_status(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-	_cleanup_(sd_bus_message_unrefp) sd_bus_message *settings = NULL;
-	_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-	_cleanup_strv_free_ char **reasons = NULL;
-	_cleanup_free_ char *state = NULL, *profile = NULL, *vendor = NULL, *name = NULL, *isolated = NULL,
-			    *housekeeping = NULL, *cmdline = NULL, *version = NULL, *reason = NULL, *source = NULL;
-	_cleanup_free_ SettingRow *rows = NULL;
-	size_t n_rows = 0;
-	TopologyInfo t = {};
-	bool json = ctx->json, reboot;
-	unsigned family, model;
+	_cleanup_(status_info_done) StatusInfo info = {};
+	bool json = ctx->json;
 	int r;
 
 	if (parse_json_option(argc, argv, &json) < 0)
@@ -213,114 +380,13 @@ static int verb_status(const CtlContext *ctx, int argc, char *argv[])
 	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
-
-	state = get_string(bus, "State");
-	if (!state)
-		return online_call_failed("Reading State", &error, -EIO);
-	profile = get_string(bus, "ActiveProfile");
-	reason = get_string(bus, "ActiveProfileReason");
-	source = get_string(bus, "ActiveProfileSource");
-	vendor = get_string(bus, "CpuVendor");
-	name = get_string(bus, "CpuName");
-	isolated = get_string(bus, "IsolatedCpus");
-	housekeeping = get_string(bus, "HousekeepingCpus");
-	cmdline = get_string(bus, "PendingKernelCmdline");
-	version = get_string(bus, "Version");
-	family = get_u(bus, "CpuFamily");
-	model = get_u(bus, "CpuModel");
-	reboot = get_b(bus, "RebootRequired");
-	(void)sd_bus_get_property_strv(bus, DEST, PATH, IFACE, "StateReasons", NULL, &reasons);
-	(void)read_topology(bus, &t);
-
-	r = sd_bus_get_property(bus, DEST, PATH, IFACE, "Settings", &error, &settings, "a(sssbs)");
-	if (r < 0)
-		return online_call_failed("Reading Settings", &error, r);
-	r = sd_bus_message_enter_container(settings, 'a', "(sssbs)");
-	/* As many rows as the daemon has settings: the strings stay in @settings. */
-	while (r >= 0) {
-		SettingRow row, *more;
-
-		r = sd_bus_message_read(settings, "(sssbs)", &row.name, &row.desired, &row.actual, &row.in_sync,
-					&row.source);
-		if (r <= 0)
-			break;
-		more = reallocarray(rows, n_rows + 1, sizeof(SettingRow));
-		if (!more)
-			return log_oom(), 2;
-		rows = more;
-		rows[n_rows++] = row;
-	}
-	if (r < 0)
-		return online_call_failed("Reading Settings", &error, r);
-
-	if (json) {
-		JsonWriter w;
-
-		ctl_json_begin(&w);
-		json_key(&w, "state");
-		json_string(&w, state);
-		json_key(&w, "state_reasons");
-		json_begin_array(&w);
-		STRV_FOREACH(s, reasons)
-			json_string(&w, *s);
-		json_end_array(&w);
-		json_key(&w, "profile");
-		json_string(&w, profile);
-		json_key(&w, "profile_reason");
-		json_string(&w, reason);
-		json_key(&w, "profile_origin");
-		json_string(&w, source && *source ? source : NULL);
-		json_key(&w, "version");
-		json_string(&w, version);
-		json_key(&w, "cpu");
-		json_row(&w, JSON_STR("vendor", vendor), JSON_INT("family", family), JSON_INT("model", model),
-			 JSON_STR("name", name));
-		json_key(&w, "topology");
-		json_row(&w, JSON_INT("packages", t.packages), JSON_INT("nodes", t.nodes),
-			 JSON_INT("nodes_per_package", t.nodes_per_package), JSON_INT("cores", t.cores),
-			 JSON_INT("threads", t.threads), JSON_INT("llcs", t.llcs), JSON_BOOL("smt", t.smt));
-		json_key(&w, "settings");
-		json_begin_array(&w);
-		for (size_t i = 0; i < n_rows; i++)
-			json_row(&w, JSON_STR("setting", rows[i].name), JSON_STR("desired", rows[i].desired),
-				 JSON_STR("actual", rows[i].actual), JSON_BOOL("in_sync", rows[i].in_sync),
-				 JSON_STR("origin", rows[i].source));
-		json_end_array(&w);
-		json_key(&w, "isolated_cpus");
-		json_string(&w, isolated);
-		json_key(&w, "housekeeping_cpus");
-		json_string(&w, housekeeping);
-		json_key(&w, "reboot_required");
-		json_bool(&w, reboot);
-		json_key(&w, "pending_kernel_cmdline");
-		json_string(&w, cmdline);
-		ctl_json_end(&w);
-		return 0;
-	}
-
-	printf("       State: %s\n", state);
-	printf("     Profile: %s", tty_text(strna(profile)));
-	if (reason && *reason)
-		printf(" (%s%s%s)", tty_text(reason), source && *source ? ", " : "", source && *source ? tty_text(source) : "");
-	printf("\n");
-	printf("         CPU: %s family 0x%x model 0x%x (%s)\n", tty_text(strna(vendor)), family, model,
-	       tty_text(strna(name)));
-	printf("    Topology: %u package%s, %u node%s (%u per package), %u cores, %u CPUs, %u LLCs, SMT %s\n",
-	       t.packages, t.packages == 1 ? "" : "s", t.nodes, t.nodes == 1 ? "" : "s", t.nodes_per_package, t.cores,
-	       t.threads, t.llcs, t.smt ? "on" : "off");
-	printf("    Isolated: %s\n", isolated && *isolated ? isolated : "none");
-	printf("Housekeeping: %s\n", strna(housekeeping));
-	printf("      Reboot: %s%s%s\n", reboot ? "required, add to the kernel command line: " : "not required",
-	       reboot ? strempty(cmdline) : "", "");
-	printf("    Settings:\n      %-20s %-14s %-14s %-5s %s\n", "SETTING", "DESIRED", "ACTUAL", "SYNC", "SOURCE");
-	for (size_t i = 0; i < n_rows; i++)
-		printf("      %-20s %-14s %-14s %-5s %s\n", rows[i].name, rows[i].desired, tty_text(rows[i].actual),
-		       rows[i].in_sync ? "yes" : "NO", tty_text(rows[i].source));
-	if (reasons && *reasons) {
-		printf("     Reasons:\n");
-		STRV_FOREACH(s, reasons)
-			printf("      %s\n", tty_text(*s));
-	}
+	r = status_read(bus, &info);
+	if (r)
+		return r;
+	if (json)
+		status_print_json(&info);
+	else
+		status_print_text(&info);
 	return 0;
 }
 
@@ -380,7 +446,7 @@ static int simple_call(const CtlContext *ctx, bool json, const char *verb, const
 	return 0;
 }
 
-static int verb_apply(const CtlContext *ctx, int argc, char *argv[])
+int verb_apply(const CtlContext *ctx, int argc, char *argv[])
 {
 	bool json = ctx->json;
 
@@ -389,7 +455,7 @@ static int verb_apply(const CtlContext *ctx, int argc, char *argv[])
 	return simple_call(ctx, json, argv[0], "Apply", "b", isatty(STDIN_FILENO) > 0);
 }
 
-static int verb_revert(const CtlContext *ctx, int argc, char *argv[])
+int verb_revert(const CtlContext *ctx, int argc, char *argv[])
 {
 	bool json = ctx->json;
 
@@ -398,7 +464,7 @@ static int verb_revert(const CtlContext *ctx, int argc, char *argv[])
 	return simple_call(ctx, json, argv[0], "Revert", "b", isatty(STDIN_FILENO) > 0);
 }
 
-static int verb_reload(const CtlContext *ctx, int argc, char *argv[])
+int verb_reload(const CtlContext *ctx, int argc, char *argv[])
 {
 	bool json = ctx->json;
 
@@ -407,7 +473,7 @@ static int verb_reload(const CtlContext *ctx, int argc, char *argv[])
 	return simple_call(ctx, json, argv[0], "ReloadConfiguration", "b", isatty(STDIN_FILENO) > 0);
 }
 
-static int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
+int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = {
 		{ "persistent", no_argument, NULL, 'p' },
@@ -435,7 +501,7 @@ static int verb_set_profile(const CtlContext *ctx, int argc, char *argv[])
 	return simple_call(ctx, json, argv[0], "SetProfile", "sb", argv[optind], isatty(STDIN_FILENO) > 0);
 }
 
-static int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[])
+int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[])
 {
 	bool json = ctx->json;
 
@@ -451,7 +517,7 @@ static int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[])
  * for any reason: topotuned follows its bus connection. Exits with
  * COMMAND's status; 2 when the hold is refused.
  */
-static int verb_hold(const CtlContext *ctx, int argc, char *argv[])
+int verb_hold(const CtlContext *ctx, int argc, char *argv[])
 {
 	static const struct option options[] = {
 		{ "reason", required_argument, NULL, 'r' },
@@ -554,7 +620,7 @@ static const char *not_applied_setting(const char *reason, char **ret_setting)
 	return colon + 2;
 }
 
-static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
+int online_metrics(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -577,7 +643,7 @@ static int verb_metrics(const CtlContext *ctx, int argc, char *argv[])
 	return fflush(stdout) == 0 ? 0 : 2;
 }
 
-static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
+int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -645,7 +711,7 @@ static int verb_verify(const CtlContext *ctx, int argc, char *argv[])
 	return ok ? 0 : 1;
 }
 
-static int verb_profiles(const CtlContext *ctx, int argc, char *argv[])
+int online_profiles(const CtlContext *ctx, int argc, char *argv[])
 {
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
@@ -811,84 +877,13 @@ static int layout_all(sd_bus *bus, bool json)
 	return 0;
 }
 
-static int verb_layout(const CtlContext *ctx, int argc, char *argv[])
+int online_layout(const CtlContext *ctx, int cpu, bool json)
 {
-	static const struct option options[] = {
-		{ "cpu", required_argument, NULL, 'c' },
-		{ "json", no_argument, NULL, 'j' },
-		{ "profile", required_argument, NULL, 'p' },
-		{}
-	};
 	_cleanup_(sd_bus_flush_close_unrefp) sd_bus *bus = NULL;
-	bool json = ctx->json, have_cpu = false;
-	unsigned cpu = 0;
-	int c, r;
+	int r;
 
-	optind = 0;
-	while ((c = getopt_long(argc, argv, "c:jp:", options, NULL)) >= 0)
-		switch (c) {
-		case 'c':
-			if (parse_cpu_arg(optarg, &cpu) < 0)
-				return 2;
-			have_cpu = true;
-			break;
-		case 'j':
-			json = true;
-			break;
-		case 'p':
-			return log_error("layout --profile is offline only: use 'plan --profile P' or --root"), 2;
-		default:
-			return 2;
-		}
 	r = online_connect(ctx, &bus);
 	if (r)
 		return r;
-	return have_cpu ? layout_cpu(bus, cpu, json) : layout_all(bus, json);
-}
-
-int online_dispatch(const CtlContext *ctx, int argc, char *argv[], bool *ret_handled)
-{
-	static const struct {
-		const char *name;
-		int (*run)(const CtlContext *ctx, int argc, char *argv[]);
-		bool daemon_only;   /* false: the offline verb of the same name runs when no daemon is there */
-	} verbs[] = {
-		{ "status", verb_status, true },
-		{ "apply", verb_apply, true },
-		{ "revert", verb_revert, true },
-		{ "reload", verb_reload, true },
-		{ "verify", verb_verify, true },
-		{ "set-profile", verb_set_profile, true },
-		{ "auto-profile", verb_auto_profile, true },
-		{ "hold", verb_hold, true },
-		{ "trial", verb_trial, true },
-		{ "profiles", verb_profiles, false },
-		{ "layout", verb_layout, false },
-		{ "metrics", verb_metrics, false },
-	};
-
-	*ret_handled = false;
-	/* Comparing with the kernel's own report, and predicting another profile, are in-process jobs. */
-	if (streq(argv[0], "layout"))
-		for (int i = 1; i < argc; i++)
-			if (streq(argv[i], "--compare") || streq(argv[i], "--profile") ||
-			    startswith(argv[i], "--profile=") || startswith(argv[i], "-p"))
-				return 0;
-	for (size_t i = 0; i < ELEMENTSOF(verbs); i++) {
-		if (!streq(argv[0], verbs[i].name))
-			continue;
-		if (ctx->offline) {
-			if (!verbs[i].daemon_only)
-				return 0;
-			*ret_handled = true;
-			log_error("%s talks to topotuned; it has no offline mode (--root). Try 'plan' or 'layout' instead.",
-				  argv[0]);
-			return 2;
-		}
-		if (!verbs[i].daemon_only && !ctx->bus_address && !online_daemon_available(ctx))
-			return 0;   /* no daemon: read / in-process */
-		*ret_handled = true;
-		return verbs[i].run(ctx, argc, argv);
-	}
-	return 0;
+	return cpu >= 0 ? layout_cpu(bus, (unsigned)cpu, json) : layout_all(bus, json);
 }

@@ -6,12 +6,22 @@
 
 #include "ctl.h"
 
-/*
- * Run @argv[0] against topotuned over D-Bus if it is an online verb.
- * *ret_handled says whether it was; if not, the caller runs the offline verb.
- */
-int online_dispatch(const CtlContext *ctx, int argc, char *argv[], bool *ret_handled);
+/* topotuned is on the bus (ctl_dispatch(): a verb with both entries runs through it). */
 bool online_daemon_available(const CtlContext *ctx);
+
+/* The verbs through topotuned (the online entries of ctl_dispatch()'s table); exit status. */
+int verb_status(const CtlContext *ctx, int argc, char *argv[]);
+int verb_apply(const CtlContext *ctx, int argc, char *argv[]);
+int verb_revert(const CtlContext *ctx, int argc, char *argv[]);
+int verb_reload(const CtlContext *ctx, int argc, char *argv[]);
+int verb_verify(const CtlContext *ctx, int argc, char *argv[]);
+int verb_set_profile(const CtlContext *ctx, int argc, char *argv[]);
+int verb_auto_profile(const CtlContext *ctx, int argc, char *argv[]);
+int verb_hold(const CtlContext *ctx, int argc, char *argv[]);
+int online_profiles(const CtlContext *ctx, int argc, char *argv[]);
+int online_metrics(const CtlContext *ctx, int argc, char *argv[]);
+/* The layout topotuned reports: @cpu's domains, or (@cpu < 0) every level's. */
+int online_layout(const CtlContext *ctx, int cpu, bool json);
 
 /* Connect to topotuned, or log why not; returns 0 or the exit status 2. */
 int online_connect(const CtlContext *ctx, sd_bus **ret);

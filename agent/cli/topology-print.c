@@ -148,38 +148,39 @@ static void json_groups(JsonWriter *w, const char *key, const TopoGroupList *l)
 	json_end_array(w);
 }
 
-/* The topology's keys, into the object @w has open. */
-void print_topology_json(JsonWriter *w, const CpuIdentity *id, const Topology *t)
+static void json_identity(JsonWriter *w, const CpuIdentity *id)
 {
-	if (id) {
-		json_key(w, "cpu");
-		json_begin_object(w);
-		json_key(w, "vendor");
-		json_string(w, cpu_vendor_to_string(id->vendor));
-		if (id->have_family) {
-			json_key(w, "family");
-			json_int(w, id->family);
-			json_key(w, "model");
-			json_int(w, id->model);
-			if (id->have_stepping) {
-				json_key(w, "stepping");
-				json_int(w, id->stepping);
-			}
+	json_key(w, "cpu");
+	json_begin_object(w);
+	json_key(w, "vendor");
+	json_string(w, cpu_vendor_to_string(id->vendor));
+	if (id->have_family) {
+		json_key(w, "family");
+		json_int(w, id->family);
+		json_key(w, "model");
+		json_int(w, id->model);
+		if (id->have_stepping) {
+			json_key(w, "stepping");
+			json_int(w, id->stepping);
 		}
-		/* Only a codename the linked libcpuid can know; else why not. */
-		if (id->codename[0]) {
-			json_key(w, "codename");
-			json_string(w, id->codename);
-		} else if (id->codename_note[0]) {
-			json_key(w, "codename_note");
-			json_string(w, id->codename_note);
-		}
-		json_key(w, "name");
-		json_string(w, id->brand);
-		json_key(w, "source");
-		json_string(w, identity_source_to_string(id->source));
-		json_end_object(w);
 	}
+	/* Only a codename the linked libcpuid can know; else why not. */
+	if (id->codename[0]) {
+		json_key(w, "codename");
+		json_string(w, id->codename);
+	} else if (id->codename_note[0]) {
+		json_key(w, "codename_note");
+		json_string(w, id->codename_note);
+	}
+	json_key(w, "name");
+	json_string(w, id->brand);
+	json_key(w, "source");
+	json_string(w, identity_source_to_string(id->source));
+	json_end_object(w);
+}
+
+static void json_counts(JsonWriter *w, const Topology *t)
+{
 	json_key(w, "cpus");
 	json_int(w, cpuset_count(&t->online));
 	json_set(w, "online", &t->online);
@@ -206,66 +207,83 @@ void print_topology_json(JsonWriter *w, const CpuIdentity *id, const Topology *t
 	json_int(w, topology_cpu_nodes(t));
 	json_key(w, "nodes_per_package");
 	json_int(w, t->nodes_per_package);
+}
+
+static void json_kind(JsonWriter *w, const TopoKind *k)
+{
+	char hex[8];
+
+	json_begin_object(w);
+	json_key(w, "kind");
+	json_string(w, k->key);
+	json_key(w, "name");
+	json_string(w, k->name);
+	if (*k->core_type) {
+		json_key(w, "core_type");
+		json_string(w, k->core_type);
+	}
+	if (k->have_midr) {
+		json_key(w, "implementer");
+		snprintf(hex, sizeof(hex), "0x%02x", k->implementer);
+		json_string(w, hex);
+		json_key(w, "part");
+		snprintf(hex, sizeof(hex), "0x%03x", k->part);
+		json_string(w, hex);
+	}
+	/* The highest and the lowest of its CPUs, as the text's "capacity 718-731". */
+	json_key(w, "capacity");
+	if (k->capacity)
+		json_int(w, k->capacity);
+	else
+		json_null(w);
+	json_key(w, "capacity_min");
+	if (k->capacity)
+		json_int(w, k->capacity_min ?: k->capacity);
+	else
+		json_null(w);
+	json_set(w, "cpus", &k->cpus);
+	json_key(w, "count");
+	json_int(w, cpuset_count(&k->cpus));
+	json_end_object(w);
+}
+
+static void json_distances(JsonWriter *w, const Topology *t)
+{
+	json_key(w, "distances");
+	if (!t->distance) {
+		json_null(w);
+		return;
+	}
+	json_begin_array(w);
+	for (size_t i = 0; i < t->nodes.n; i++) {
+		json_begin_array(w);
+		for (size_t j = 0; j < t->nodes.n; j++)
+			json_int(w, topology_distance(t, i, j));
+		json_end_array(w);
+	}
+	json_end_array(w);
+}
+
+/* The topology's keys, into the object @w has open. */
+void print_topology_json(JsonWriter *w, const CpuIdentity *id, const Topology *t)
+{
+	if (id)
+		json_identity(w, id);
+	json_counts(w, t);
 	json_groups(w, "package_list", &t->packages);
 	json_groups(w, "llc_list", &t->llcs);
 	json_groups(w, "node_list", &t->nodes);
 	json_key(w, "core_kinds");
 	json_begin_array(w);
-	for (size_t i = 0; i < t->kinds.n; i++) {
-		const TopoKind *k = &t->kinds.items[i];
-		char hex[8];
-
-		json_begin_object(w);
-		json_key(w, "kind");
-		json_string(w, k->key);
-		json_key(w, "name");
-		json_string(w, k->name);
-		if (*k->core_type) {
-			json_key(w, "core_type");
-			json_string(w, k->core_type);
-		}
-		if (k->have_midr) {
-			json_key(w, "implementer");
-			snprintf(hex, sizeof(hex), "0x%02x", k->implementer);
-			json_string(w, hex);
-			json_key(w, "part");
-			snprintf(hex, sizeof(hex), "0x%03x", k->part);
-			json_string(w, hex);
-		}
-		/* The highest and the lowest of its CPUs, as the text's "capacity 718-731". */
-		json_key(w, "capacity");
-		if (k->capacity)
-			json_int(w, k->capacity);
-		else
-			json_null(w);
-		json_key(w, "capacity_min");
-		if (k->capacity)
-			json_int(w, k->capacity_min ?: k->capacity);
-		else
-			json_null(w);
-		json_set(w, "cpus", &k->cpus);
-		json_key(w, "count");
-		json_int(w, cpuset_count(&k->cpus));
-		json_end_object(w);
-	}
+	for (size_t i = 0; i < t->kinds.n; i++)
+		json_kind(w, &t->kinds.items[i]);
 	json_end_array(w);
 	json_key(w, "core_kinds_source");
 	if (t->kinds.n)
 		json_string(w, t->kinds.source);
 	else
 		json_null(w);
-	json_key(w, "distances");
-	if (t->distance) {
-		json_begin_array(w);
-		for (size_t i = 0; i < t->nodes.n; i++) {
-			json_begin_array(w);
-			for (size_t j = 0; j < t->nodes.n; j++)
-				json_int(w, topology_distance(t, i, j));
-			json_end_array(w);
-		}
-		json_end_array(w);
-	} else
-		json_null(w);
+	json_distances(w, t);
 	json_key(w, "notes");
 	json_begin_array(w);
 	STRV_FOREACH(n, t->notes)

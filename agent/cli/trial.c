@@ -705,7 +705,35 @@ static int refuse_if_held(sd_bus *bus)
 	return 2;
 }
 
-int verb_trial(const CtlContext *ctx, int argc, char *argv[])
+/* The command line of trial, before it is checked and turned into a Trial. */
+typedef struct TrialArgs {
+	char **profiles;
+	const char *metric, *preset;
+	bool higher, smoke;
+	char **command;           /* after "--"; NULL with --preset */
+} TrialArgs;
+
+static void trial_args_done(TrialArgs *a)
+{
+	strv_free(a->profiles);
+}
+
+static int parse_level(const char *opt, const char *s, double min, double max, bool open, const char *expected,
+		       double *ret)
+{
+	char *end;
+	double v;
+
+	errno = 0;
+	v = strtod(s, &end);
+	if (errno || *end || !(open ? v > min && v < max : v >= min && v <= max))
+		return log_error("%s: expected %s", opt, expected), -EINVAL;
+	*ret = v;
+	return 0;
+}
+
+/* The options; 0 or 2 (a usage error, logged). */
+static int trial_parse_args(Trial *t, TrialArgs *a, int argc, char *argv[])
 {
 	enum { ARG_METRIC = 0x100, ARG_HIGHER, ARG_PRESET, ARG_CONFIDENCE, ARG_SETTLE, ARG_SMOKE, ARG_NO_LAYOUT };
 	static const struct option options[] = {
@@ -722,135 +750,220 @@ int verb_trial(const CtlContext *ctx, int argc, char *argv[])
 		{ "json", no_argument, NULL, 'j' },
 		{}
 	};
-	_cleanup_(trial_done) Trial t = {
-		.ctx = ctx, .rounds = TRIAL_ROUNDS_DEFAULT, .warmup = 1, .confidence = 0.95,
-		.settle_s = TRIAL_SETTLE_DEFAULT_S, .json = ctx->json, .check_layout = true,
-		.metric_name = "wall_time_s",
-	};
-	_cleanup_strv_free_ char **profiles = NULL;
-	_cleanup_free_ char *preset_param = NULL, *preset_program = NULL, *preset_err = NULL;
-	ProfileResult *res = NULL;
-	const char *metric = NULL, *preset = NULL;
-	bool higher = false, smoke = false;
-	unsigned total, done = 0;
-	int c, r, ret = 2;
+	int c;
 
 	optind = 0;
 	/* "+": options end at COMMAND; its own options are its. */
 	while ((c = getopt_long(argc, argv, "+p:n:w:j", options, NULL)) >= 0)
 		switch (c) {
 		case 'p':
-			if (strv_contains(profiles, optarg))
+			if (strv_contains(a->profiles, optarg))
 				return log_error("trial: --profile %s given twice", optarg), 2;
-			if (strv_extend(&profiles, optarg) < 0)
+			if (strv_extend(&a->profiles, optarg) < 0)
 				return log_oom(), 2;
 			break;
 		case 'n':
-			if (parse_positive("--rounds", optarg, TRIAL_ROUNDS_MAX, &t.rounds) < 0 || t.rounds == 0)
+			if (parse_positive("--rounds", optarg, TRIAL_ROUNDS_MAX, &t->rounds) < 0 || t->rounds == 0)
 				return 2;
 			break;
 		case 'w':
-			if (parse_positive("--warmup", optarg, 10, &t.warmup) < 0)
+			if (parse_positive("--warmup", optarg, 10, &t->warmup) < 0)
 				return 2;
 			break;
 		case ARG_METRIC:
-			metric = optarg;
+			a->metric = optarg;
 			break;
 		case ARG_HIGHER:
-			higher = true;
+			a->higher = true;
 			break;
 		case ARG_PRESET:
-			preset = optarg;
+			a->preset = optarg;
 			break;
-		case ARG_CONFIDENCE: {
-			char *end;
-
-			errno = 0;
-			t.confidence = strtod(optarg, &end);
-			if (errno || *end || !(t.confidence > 0.5 && t.confidence < 1))
-				return log_error("--confidence: expected a level between 0.5 and 1, e.g. 0.95"), 2;
+		case ARG_CONFIDENCE:
+			if (parse_level("--confidence", optarg, 0.5, 1, true, "a level between 0.5 and 1, e.g. 0.95",
+					&t->confidence) < 0)
+				return 2;
 			break;
-		}
-		case ARG_SETTLE: {
-			char *end;
-
-			errno = 0;
-			t.settle_s = strtod(optarg, &end);
-			if (errno || *end || !(t.settle_s >= 0 && t.settle_s <= 3600))
-				return log_error("--settle: expected seconds (0-3600)"), 2;
+		case ARG_SETTLE:
+			if (parse_level("--settle", optarg, 0, 3600, false, "seconds (0-3600)", &t->settle_s) < 0)
+				return 2;
 			break;
-		}
 		case ARG_SMOKE:
-			smoke = true;
+			a->smoke = true;
 			break;
 		case ARG_NO_LAYOUT:
-			t.check_layout = false;
+			t->check_layout = false;
 			break;
 		case 'j':
-			t.json = true;
+			t->json = true;
 			break;
 		default:
 			return 2;
 		}
 	if (optind < argc && streq(argv[optind], "--"))
 		optind++;
+	if (optind < argc)
+		a->command = argv + optind;
+	return 0;
+}
 
-	t.n_profiles = strv_length(profiles);
-	if (t.n_profiles < 2 || t.n_profiles > TRIAL_PROFILES_MAX)
+/* Options that go together, and the profiles taken; 0 or 2. */
+static int trial_check_args(Trial *t, const TrialArgs *a)
+{
+	t->n_profiles = strv_length(a->profiles);
+	if (t->n_profiles < 2 || t->n_profiles > TRIAL_PROFILES_MAX)
 		return log_error("trial: expected 2 to %u --profile options (the first is the reference)",
 				 TRIAL_PROFILES_MAX), 2;
-	if (!!preset == (optind < argc))
+	if (!!a->preset == !!a->command)
 		return log_error("trial: expected either --preset NAME[:N] or -- COMMAND..."), 2;
-	if (higher && !metric)
+	if (a->higher && !a->metric)
 		return log_error("trial: --higher-is-better goes with --metric REGEX (wall time is lower-is-better; a "
 				 "preset knows its metric)"), 2;
-	if (smoke && !preset)
+	if (a->smoke && !a->preset)
 		return log_error("trial: --smoke sizes a --preset for a quick run (the qemu guest)"), 2;
-	if (ctx->offline)
+	if (t->ctx->offline)
 		return log_error("trial runs on this machine through topotuned; it has no offline mode (--root)."), 2;
-	t.profiles = profiles;
+	t->profiles = a->profiles;
+	return 0;
+}
 
-	if (metric) {
-		r = regcomp(&t.metric_re, metric, REG_EXTENDED | REG_NEWLINE);
-		if (r != 0) {
-			char msg[256];
+/* --metric REGEX: the value is the first group (or match) in the output; 0 or 2. */
+static int trial_set_metric(Trial *t, const char *metric, bool higher)
+{
+	int r;
 
-			regerror(r, &t.metric_re, msg, sizeof(msg));
-			return log_error("--metric: not a POSIX extended regular expression: %s", msg), 2;
-		}
-		t.have_re = true;
-		t.higher_is_better = higher;
-		t.metric_name = "metric";
+	r = regcomp(&t->metric_re, metric, REG_EXTENDED | REG_NEWLINE);
+	if (r != 0) {
+		char msg[256];
+
+		regerror(r, &t->metric_re, msg, sizeof(msg));
+		return log_error("--metric: not a POSIX extended regular expression: %s", msg), 2;
 	}
-	if (preset) {
-		TrialPresetEnv env;
+	t->have_re = true;
+	t->higher_is_better = higher;
+	t->metric_name = "metric";
+	return 0;
+}
 
-		r = trial_preset_parse(preset, &t.preset, &preset_param);
-		if (r == -ENOENT) {
-			StrBuf b = {};
-			_cleanup_free_ char *names = NULL;
+/* --preset NAME[:N]: its command line and, unless --metric, its metric; 0 or 2. */
+static int trial_set_preset(Trial *t, const char *preset, bool smoke)
+{
+	_cleanup_free_ char *param = NULL, *program = NULL, *err = NULL;
+	TrialPresetEnv env;
+	int r;
 
-			for (size_t i = 0; i < trial_presets_count; i++)
-				strbuf_appendf(&b, "%s%s", i ? ", " : "", trial_presets[i].name);
-			(void)strbuf_steal(&b, &names);
-			return log_error("--preset: no preset '%s'; there are %s", preset, strna(names)), 2;
+	r = trial_preset_parse(preset, &t->preset, &param);
+	if (r == -ENOENT) {
+		StrBuf b = {};
+		_cleanup_free_ char *names = NULL;
+
+		for (size_t i = 0; i < trial_presets_count; i++)
+			strbuf_appendf(&b, "%s%s", i ? ", " : "", trial_presets[i].name);
+		(void)strbuf_steal(&b, &names);
+		return log_error("--preset: no preset '%s'; there are %s", preset, strna(names)), 2;
+	}
+	if (r < 0)
+		return log_error("--preset: bad count in '%s'", preset), 2;
+	r = trial_preset_find_program(t->preset, NULL, &program, &err);
+	if (r < 0)
+		return log_error("--preset %s: %s", t->preset->name, err ?: strerror(-r)), 2;
+	if (preset_env(t->ctx, smoke, &env) < 0)
+		return 2;
+	r = trial_preset_argv(t->preset, &env, program, param, &t->argv);
+	if (r < 0)
+		return log_error_errno(r, "--preset %s: %m", t->preset->name), 2;
+	if (!t->have_re) {
+		t->metric_name = t->preset->metric;
+		t->higher_is_better = t->preset->higher_is_better;
+	}
+	return 0;
+}
+
+/*
+ * Warm-up rounds in the given order, then the measured ones: odd rounds in
+ * the given order, even ones reversed (AB BA AB ...), so that neither
+ * profile always runs first after a switch. Then the hold ends (or, had we
+ * died, when our connection went): the profile before is back. 0 or 2.
+ */
+static int trial_run_rounds(Trial *t)
+{
+	unsigned total = (t->warmup + t->rounds) * (unsigned)t->n_profiles, done = 0;
+	int r, ret = 0;
+
+	for (unsigned round = 0; ret == 0 && round < t->warmup + t->rounds; round++)
+		for (size_t k = 0; k < t->n_profiles; k++) {
+			bool reversed = round >= t->warmup && (round - t->warmup) % 2 == 1;
+			size_t p = reversed ? t->n_profiles - 1 - k : k;
+
+			r = do_run(t, p, round < t->warmup ? 0 : round - t->warmup + 1, ++done, total);
+			if (r < 0) {
+				ret = 2;
+				break;
+			}
 		}
-		if (r < 0)
-			return log_error("--preset: bad count in '%s'", preset), 2;
-		r = trial_preset_find_program(t.preset, NULL, &preset_program, &preset_err);
-		if (r < 0)
-			return log_error("--preset %s: %s", t.preset->name, preset_err ?: strerror(-r)), 2;
-		if (preset_env(ctx, smoke, &env) < 0)
-			return 2;
-		r = trial_preset_argv(t.preset, &env, preset_program, preset_param, &t.argv);
-		if (r < 0)
-			return log_error_errno(r, "--preset %s: %m", t.preset->name), 2;
-		if (!t.have_re) {
-			t.metric_name = t.preset->metric;
-			t.higher_is_better = t.preset->higher_is_better;
+
+	if (t->cookie) {
+		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
+
+		r = sd_bus_call_method(t->bus, ONLINE_DEST, ONLINE_PATH, ONLINE_IFACE, "ReleaseProfile", &error, NULL,
+				       "u", t->cookie);
+		if (r < 0) {
+			log_error("ReleaseProfile(%u): %s", t->cookie, error.message ?: strerror(-r));
+			ret = 2;
 		}
+	}
+	return ret;
+}
+
+/* Each profile against the first, as text or JSON; 0 or 2. */
+static int trial_report(Trial *t)
+{
+	ProfileResult *res;
+	int r;
+
+	res = calloc(t->n_profiles, sizeof(ProfileResult));
+	if (!res)
+		return log_oom(), 2;
+	r = compute_results(t, res);
+	if (r < 0) {
+		results_free(res, t->n_profiles);
+		return log_error_errno(r, "Computing the statistics failed: %m"), 2;
+	}
+	if (t->json)
+		print_json(t, res);
+	else
+		print_text(t, res);
+	results_free(res, t->n_profiles);
+	return fflush(stdout) == 0 ? 0 : 2;
+}
+
+int verb_trial(const CtlContext *ctx, int argc, char *argv[])
+{
+	_cleanup_(trial_done) Trial t = {
+		.ctx = ctx, .rounds = TRIAL_ROUNDS_DEFAULT, .warmup = 1, .confidence = 0.95,
+		.settle_s = TRIAL_SETTLE_DEFAULT_S, .json = ctx->json, .check_layout = true,
+		.metric_name = "wall_time_s",
+	};
+	_cleanup_(trial_args_done) TrialArgs a = {};
+	int r;
+
+	r = trial_parse_args(&t, &a, argc, argv);
+	if (r)
+		return r;
+	r = trial_check_args(&t, &a);
+	if (r)
+		return r;
+	if (a.metric) {
+		r = trial_set_metric(&t, a.metric, a.higher);
+		if (r)
+			return r;
+	}
+	if (a.preset) {
+		r = trial_set_preset(&t, a.preset, a.smoke);
+		if (r)
+			return r;
 	} else {
-		t.argv = strv_copy(argv + optind);
+		t.argv = strv_copy(a.command);
 		if (!t.argv)
 			return log_oom(), 2;
 	}
@@ -864,51 +977,8 @@ int verb_trial(const CtlContext *ctx, int argc, char *argv[])
 	r = refuse_if_held(t.bus);
 	if (r)
 		return r;
-
-	/*
-	 * Warm-up rounds in the given order, then the measured ones: odd rounds in
-	 * the given order, even ones reversed (AB BA AB ...), so that neither
-	 * profile always runs first after a switch.
-	 */
-	total = (t.warmup + t.rounds) * (unsigned)t.n_profiles;
-	for (unsigned round = 0; round < t.warmup + t.rounds; round++)
-		for (size_t k = 0; k < t.n_profiles; k++) {
-			bool reversed = round >= t.warmup && (round - t.warmup) % 2 == 1;
-			size_t p = reversed ? t.n_profiles - 1 - k : k;
-
-			r = do_run(&t, p, round < t.warmup ? 0 : round - t.warmup + 1, ++done, total);
-			if (r < 0)
-				goto release;
-		}
-	ret = 0;
-
-release:
-	/* The hold ends here (or, had we died, when our connection went): the profile before is back. */
-	if (t.cookie) {
-		_cleanup_(sd_bus_error_free) sd_bus_error error = SD_BUS_ERROR_NULL;
-
-		r = sd_bus_call_method(t.bus, ONLINE_DEST, ONLINE_PATH, ONLINE_IFACE, "ReleaseProfile", &error, NULL, "u",
-				       t.cookie);
-		if (r < 0) {
-			log_error("ReleaseProfile(%u): %s", t.cookie, error.message ?: strerror(-r));
-			ret = 2;
-		}
-	}
-	if (ret != 0)
-		return ret;
-
-	res = calloc(t.n_profiles, sizeof(ProfileResult));
-	if (!res)
-		return log_oom(), 2;
-	r = compute_results(&t, res);
-	if (r < 0) {
-		results_free(res, t.n_profiles);
-		return log_error_errno(r, "Computing the statistics failed: %m"), 2;
-	}
-	if (t.json)
-		print_json(&t, res);
-	else
-		print_text(&t, res);
-	results_free(res, t.n_profiles);
-	return fflush(stdout) == 0 ? 0 : 2;
+	r = trial_run_rounds(&t);
+	if (r)
+		return r;
+	return trial_report(&t);
 }

@@ -272,32 +272,33 @@ GETTER(property_get_active_profile_reason)
 {
 	Manager *m = userdata;
 
-	return append_text(reply, m->profile ? m->profile_reason : "");
+	return append_text(reply, m->profile ? m->choice.reason : "");
 }
 
 GETTER(property_get_active_profile_source)
 {
 	Manager *m = userdata;
 
-	return append_text(reply, m->profile ? m->profile_source : "");
+	return append_text(reply, m->profile ? m->choice.source : "");
 }
 
 /* (ussss): cookie (0: no hold), profile, holder, reason, source; empty strings without a hold. */
 GETTER(property_get_profile_hold)
 {
 	Manager *m = userdata;
+	const ChoiceHold *h = &m->choice.hold;
 	int r;
 
 	r = sd_bus_message_open_container(reply, 'r', "ussss");
 	if (r < 0)
 		return r;
-	r = sd_bus_message_append(reply, "uss", m->hold_cookie, strempty(m->hold_profile), strempty(m->hold_holder));
+	r = sd_bus_message_append(reply, "uss", h->cookie, strempty(h->profile), strempty(h->holder));
 	if (r < 0)
 		return r;
-	r = append_text(reply, strempty(m->hold_reason));
+	r = append_text(reply, strempty(h->reason));
 	if (r < 0)
 		return r;
-	r = append_text(reply, strempty(m->hold_source));
+	r = append_text(reply, strempty(h->source));
 	if (r < 0)
 		return r;
 	return sd_bus_message_close_container(reply);
@@ -785,6 +786,11 @@ static int method_list_profiles(sd_bus_message *msg, void *userdata, sd_bus_erro
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+static int busy_error(sd_bus_error *error)
+{
+	return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+}
+
 /* Apply the plan of @name (NULL: as chosen); the shared core of every method that applies. */
 static int switch_profile(Manager *m, const char *name, const char *source, sd_bus_error *error)
 {
@@ -795,7 +801,7 @@ static int switch_profile(Manager *m, const char *name, const char *source, sd_b
 	int r;
 
 	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return busy_error(error);
 
 	/* Validate: the profile loads. */
 	/* Validate: the profile loads. The plan is then the one applied: computed once. */
@@ -845,60 +851,72 @@ static int profile_name_error(sd_bus_error *error, const char *name)
 /* A choice other than the hold's while another client holds a profile: Busy, naming the hold. */
 static int held_by_other(Manager *m, sd_bus_message *msg, sd_bus_error *error)
 {
-	if (!m->hold_cookie || streq_ptr(m->hold_holder, sd_bus_message_get_sender(msg)))
+	const ChoiceHold *h = &m->choice.hold;
+
+	if (!choice_held_by_other(&m->choice, sd_bus_message_get_sender(msg)))
 		return 0;
 	return bus_error_setf(error, BUS_ERROR_BUSY,
 			      "Profile %s is held by %s (%s, hold %u) until it calls ReleaseProfile() or leaves the bus; "
 			      "Revert() ends the hold.",
-			      m->hold_profile, m->hold_holder, strna(m->hold_reason), m->hold_cookie);
+			      h->profile, h->holder, strna(h->reason), h->cookie);
 }
 
+typedef enum ChangeCheck {
+	CHANGE_NOT_HELD = 1 << 0,    /* no other caller holds a profile */
+	CHANGE_IDLE = 1 << 1,        /* no apply is in progress */
+} ChangeCheck;
+
 /*
- * The start of a change to profile @name: a valid name, polkit, and no other
- * caller's hold. 1: go on; 0: polkit is being asked (dispatched again later).
+ * The prologue of every mutating method, in hostnamed's order once the
+ * arguments are read: @name (when not NULL) is a profile name, polkit
+ * allows it, then the @checks; and the change is named for the journal,
+ * "WHAT(NAME) by :1.23" (when @ret_source). 0: go on; 1: polkit is being
+ * asked and the call is dispatched again later (return it); negative: an
+ * error (@error set).
  */
-static int begin_profile_change(Manager *m, sd_bus_message *msg, const char *name, int interactive,
-				sd_bus_error *error)
+static int begin_change(Manager *m, sd_bus_message *msg, const char *what, const char *name, int interactive,
+			ChangeCheck checks, sd_bus_error *error, char **ret_source)
 {
+	const char *sender = strna(sd_bus_message_get_sender(msg));
 	int r;
 
-	if (!profile_name_is_valid(name))
+	if (name && !profile_name_is_valid(name))
 		return profile_name_error(error, name);
 	r = bus_verify_polkit_async(m, msg, interactive, error);
-	if (r <= 0)
+	if (r < 0)
 		return r;
-	r = held_by_other(m, msg, error);
-	return r < 0 ? r : 1;
+	if (r == 0)
+		return 1;
+	if (checks & CHANGE_NOT_HELD) {
+		r = held_by_other(m, msg, error);
+		if (r < 0)
+			return r;
+	}
+	if ((checks & CHANGE_IDLE) && m->applying)
+		return busy_error(error);
+	if (!ret_source)
+		return 0;
+	*ret_source = name ? strprintf("%s(%s) by %s", what, name, sender) : strprintf("%s by %s", what, sender);
+	return *ret_source ? 0 : -ENOMEM;
 }
 
 static int method_set_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
-	_cleanup_free_ char *source = NULL, *override = NULL;
+	_cleanup_free_ char *source = NULL;
 	const char *name;
 	int interactive, r;
 
 	r = sd_bus_message_read(msg, "sb", &name, &interactive);
 	if (r < 0)
 		return r;
-	r = begin_profile_change(m, msg, name, interactive, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-
-	source = strprintf("SetProfile(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
+	r = begin_change(m, msg, "SetProfile", name, interactive, CHANGE_NOT_HELD, error, &source);
+	if (r != 0)
+		return r;
 	r = switch_and_reply(m, msg, name, source, error);
 	if (r < 0)
 		return r;
-	override = strdup(name);
-	if (!override)
-		return -ENOMEM;
-	free(m->profile_override);
-	m->profile_override = TAKE_PTR(override);
-	free(m->override_source);
-	m->override_source = TAKE_PTR(source);
-	return r;
+	return choice_set_manual(&m->choice, name, source) ?: r;
 }
 
 /*
@@ -917,7 +935,7 @@ static int persist_and_reply(Manager *m, sd_bus_message *msg, const char *name, 
 	int r;
 
 	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return busy_error(error);
 	r = held_by_other(m, msg, error);
 	if (r < 0)
 		return r;
@@ -954,33 +972,22 @@ static int method_set_profile_persistent(sd_bus_message *msg, void *userdata, sd
 	r = sd_bus_message_read(msg, "sb", &name, &interactive);
 	if (r < 0)
 		return r;
-	r = begin_profile_change(m, msg, name, interactive, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	source = strprintf("SetProfilePersistent(%s) by %s", name, strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
+	r = begin_change(m, msg, "SetProfilePersistent", name, interactive, CHANGE_NOT_HELD, error, &source);
+	if (r != 0)
+		return r;
 	return persist_and_reply(m, msg, name, source, error);
 }
 
-/*
- * The start of a change that takes (b interactive): read the flag, ask polkit
- * and name the change for the journal ("WHAT by :1.23"). 1: go on with
- * *ret_source; 0: polkit is being asked and the call is dispatched again
- * later; negative: an error.
- */
-static int begin_change(Manager *m, sd_bus_message *msg, const char *what, sd_bus_error *error, char **ret_source)
+/* The start of a change whose one argument is (b interactive): see begin_change(). */
+static int begin_change_b(Manager *m, sd_bus_message *msg, const char *what, ChangeCheck checks,
+			  sd_bus_error *error, char **ret_source)
 {
 	int interactive, r;
 
 	r = sd_bus_message_read(msg, "b", &interactive);
 	if (r < 0)
 		return r;
-	r = bus_verify_polkit_async(m, msg, interactive, error);
-	if (r <= 0)
-		return r;
-	*ret_source = strprintf("%s by %s", what, strna(sd_bus_message_get_sender(msg)));
-	return *ret_source ? 1 : -ENOMEM;
+	return begin_change(m, msg, what, NULL, interactive, checks, error, ret_source);
 }
 
 static int method_auto_profile(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -989,9 +996,9 @@ static int method_auto_profile(sd_bus_message *msg, void *userdata, sd_bus_error
 	_cleanup_free_ char *source = NULL;
 	int r;
 
-	r = begin_change(m, msg, "AutoProfile", error, &source);
-	if (r <= 0)
-		return r < 0 ? r : 1;
+	r = begin_change_b(m, msg, "AutoProfile", 0, error, &source);
+	if (r != 0)
+		return r;
 	return persist_and_reply(m, msg, NULL, source, error);
 }
 
@@ -1001,9 +1008,9 @@ static int method_apply(sd_bus_message *msg, void *userdata, sd_bus_error *error
 	_cleanup_free_ char *source = NULL;
 	int r;
 
-	r = begin_change(m, msg, "Apply", error, &source);
-	if (r <= 0)
-		return r < 0 ? r : 1;
+	r = begin_change_b(m, msg, "Apply", 0, error, &source);
+	if (r != 0)
+		return r;
 	return switch_and_reply(m, msg, NULL, source, error);
 }
 
@@ -1013,17 +1020,16 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	_cleanup_free_ char *source = NULL;
 	int r;
 
-	r = begin_change(m, msg, "Revert", error, &source);
-	if (r <= 0)
-		return r < 0 ? r : 1;
-	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	r = begin_change_b(m, msg, "Revert", CHANGE_IDLE, error, &source);
+	if (r != 0)
+		return r;
 	r = manager_revert(m, source);
-	if (r >= 0)
-		(void)manager_release_hold(m, source);   /* state off: nothing applied */
-	manager_emit_changed(m);
-	if (r < 0)
+	if (r < 0) {
+		manager_emit_changed(m);
 		return reply_apply_error(error, r, "Revert failed", m->applier->error);
+	}
+	(void)manager_release_hold(m, source);   /* state off: nothing applied */
+	manager_emit_changed(m);
 	return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -1031,7 +1037,7 @@ static int method_revert(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 static int on_holder_gone(sd_bus_track *track, void *userdata)
 {
 	Manager *m = userdata;
-	_cleanup_free_ char *why = strprintf("holder %s left the bus", strna(m->hold_holder));
+	_cleanup_free_ char *why = strprintf("holder %s left the bus", strna(m->choice.hold.holder));
 
 	(void)manager_release_hold(m, why ?: "holder left the bus");
 	manager_emit_changed(m);
@@ -1039,6 +1045,24 @@ static int on_holder_gone(sd_bus_track *track, void *userdata)
 }
 
 #define HOLD_REASON_MAX 200U
+
+/* A new hold's holder is followed before anything changes: one that cannot be gets no hold. */
+static int hold_track_new(Manager *m, sd_bus_message *msg, sd_bus_error *error, sd_bus_track **ret)
+{
+	_cleanup_(sd_bus_track_unrefp) sd_bus_track *track = NULL;
+	int r;
+
+	r = sd_bus_track_new(m->bus, &track, on_holder_gone, m);
+	if (r < 0)
+		return bus_error_set_errnof(error, r, "Cannot follow %s on the bus: %s",
+					    sd_bus_message_get_sender(msg), strerror(-r));
+	r = sd_bus_track_add_sender(track, msg);
+	if (r < 0)
+		return bus_error_set_errnof(error, r, "Cannot follow %s on the bus: %s",
+					    sd_bus_message_get_sender(msg), strerror(-r));
+	*ret = TAKE_PTR(track);
+	return 0;
+}
 
 /*
  * HoldProfile(s profile, s reason, b interactive) -> u cookie: apply
@@ -1051,66 +1075,46 @@ static int method_hold_profile(sd_bus_message *msg, void *userdata, sd_bus_error
 {
 	Manager *m = userdata;
 	_cleanup_(sd_bus_track_unrefp) sd_bus_track *track = NULL;
-	_cleanup_free_ char *source = NULL, *reason = NULL, *old_profile = NULL, *old_reason = NULL,
-			    *old_source = NULL, *holder = NULL;
+	_cleanup_(choice_hold_done) ChoiceHold hold = {};
 	const char *name, *why, *sender;
 	int interactive, r;
 
 	r = sd_bus_message_read(msg, "ssb", &name, &why, &interactive);
 	if (r < 0)
 		return r;
-	r = begin_profile_change(m, msg, name, interactive, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+	r = begin_change(m, msg, "HoldProfile", name, interactive, CHANGE_NOT_HELD | CHANGE_IDLE, error, NULL);
+	if (r != 0)
+		return r;
 	sender = sd_bus_message_get_sender(msg);
 	if (!sender)
 		return bus_error_setf(error, BUS_ERROR_UNSUPPORTED,
 				      "A hold needs a bus that names its clients (a message bus, not a direct connection).");
-	reason = text_bounded(*why ? why : "no reason given", HOLD_REASON_MAX);
-	source = strprintf("HoldProfile(%s) by %s: %s", name, sender, strna(reason));
-	holder = strdup(sender);
-	if (!reason || !source || !holder)
-		return -ENOMEM;
-	if (!m->hold_cookie) {
-		/* Tracked before anything changes: a holder that cannot be followed gets no hold. */
-		r = sd_bus_track_new(m->bus, &track, on_holder_gone, m);
-		if (r >= 0)
-			r = sd_bus_track_add_sender(track, msg);
+	r = choice_hold_new(&m->choice, name, sender, why, HOLD_REASON_MAX, &hold);
+	if (r < 0)
+		return r;
+	if (!m->choice.hold.cookie) {
+		r = hold_track_new(m, msg, error, &track);
 		if (r < 0)
-			return bus_error_set_errnof(error, r, "Cannot follow %s on the bus: %s", sender, strerror(-r));
+			return r;
 	}
 
 	/* In place for manager_compute(); put back as it was when the switch fails. */
-	old_profile = TAKE_PTR(m->hold_profile);
-	old_reason = TAKE_PTR(m->hold_reason);
-	old_source = TAKE_PTR(m->hold_source);
-	m->hold_profile = strdup(name);
-	m->hold_reason = TAKE_PTR(reason);
-	m->hold_source = TAKE_PTR(source);
-	if (!m->hold_profile)
-		r = -ENOMEM;
-	else
-		r = switch_profile(m, NULL, m->hold_source, error);
+	choice_hold_swap(&m->choice, &hold);
+	r = switch_profile(m, NULL, m->choice.hold.source, error);
 	if (r < 0) {
-		free(m->hold_profile);
-		free(m->hold_reason);
-		free(m->hold_source);
-		m->hold_profile = TAKE_PTR(old_profile);
-		m->hold_reason = TAKE_PTR(old_reason);
-		m->hold_source = TAKE_PTR(old_source);
+		choice_hold_swap(&m->choice, &hold);
 		return r;
 	}
-	if (!m->hold_cookie) {
-		m->hold_cookie = ++m->last_cookie ?: ++m->last_cookie;   /* never 0 */
+	if (!m->choice.hold.cookie) {
+		r = choice_hold_commit(&m->choice, sender);
+		if (r < 0)
+			return r;
 		m->hold_track = TAKE_PTR(track);
-		free(m->hold_holder);
-		m->hold_holder = TAKE_PTR(holder);
 	}
-	log_notice("Profile %s held (hold %u) by %s: %s", name, m->hold_cookie, m->hold_holder, m->hold_reason);
+	log_notice("Profile %s held (hold %u) by %s: %s", name, m->choice.hold.cookie, m->choice.hold.holder,
+		   m->choice.hold.reason);
 	manager_emit_changed(m);
-	return sd_bus_reply_method_return(msg, "u", m->hold_cookie);
+	return sd_bus_reply_method_return(msg, "u", m->choice.hold.cookie);
 }
 
 /*
@@ -1128,16 +1132,17 @@ static int method_release_profile(sd_bus_message *msg, void *userdata, sd_bus_er
 	r = sd_bus_message_read(msg, "u", &cookie);
 	if (r < 0)
 		return r;
-	if (!m->hold_cookie || cookie != m->hold_cookie)
+	if (!m->choice.hold.cookie || cookie != m->choice.hold.cookie)
 		return bus_error_setf(error, SD_BUS_ERROR_INVALID_ARGS, "No hold with cookie %u%s.", cookie,
-				      m->hold_cookie ? " (another hold is in force)" : " (no hold is in force)");
-	if (!streq_ptr(m->hold_holder, sd_bus_message_get_sender(msg))) {
-		r = bus_verify_polkit_async(m, msg, false, error);
-		if (r <= 0)
-			return r < 0 ? r : 1;
+				      m->choice.hold.cookie ? " (another hold is in force)" : " (no hold is in force)");
+	if (choice_held_by_other(&m->choice, sd_bus_message_get_sender(msg))) {
+		/* Not the holder: an administrator ending someone's hold. */
+		r = begin_change(m, msg, "ReleaseProfile", NULL, false, 0, error, NULL);
+		if (r != 0)
+			return r;
 	}
 	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return busy_error(error);
 	why = strprintf("ReleaseProfile(%u) by %s", cookie, strna(sd_bus_message_get_sender(msg)));
 	if (!why)
 		return -ENOMEM;
@@ -1154,14 +1159,9 @@ static int reload_and_reply(Manager *m, sd_bus_message *msg, bool interactive, s
 	_cleanup_free_ char *err = NULL, *source = NULL;
 	int r;
 
-	r = bus_verify_polkit_async(m, msg, interactive, error);
-	if (r <= 0)
-		return r < 0 ? r : 1;   /* 0: asking polkit, dispatched again later */
-	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
-	source = strprintf("Reload by %s", strna(sd_bus_message_get_sender(msg)));
-	if (!source)
-		return -ENOMEM;
+	r = begin_change(m, msg, "Reload", NULL, interactive, CHANGE_IDLE, error, &source);
+	if (r != 0)
+		return r;
 	r = manager_reload_config(m, source, &err);
 	if (r < 0) {
 		manager_emit_changed(m);
@@ -1266,7 +1266,7 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 		return bus_error_setf(error, BUS_ERROR_NO_SUCH_PROFILE, "'%s' is not a profile name", strna(q));
 	}
 	if (m->applying)
-		return bus_error_setf(error, BUS_ERROR_BUSY, "An apply is in progress; try again.");
+		return busy_error(error);
 
 	r = manager_compute(m, *name ? name : NULL, &p, &settings, &plan, &err);
 	if (r < 0)
@@ -1336,6 +1336,66 @@ static int method_verify(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 	return sd_bus_send(NULL, reply, NULL);
 }
 
+/* (ussas) per domain of @cpu as the kernel reports it: names and flags as debugfs has them. */
+static int append_live_domains(sd_bus_message *reply, const LiveLayout *live, uint32_t cpu)
+{
+	const LiveCpuDomains *d = cpu < live->n_slots ? &live->cpus[cpu] : NULL;
+	int r;
+
+	for (size_t i = 0; d && i < d->n; i++) {
+		_cleanup_free_ char *span = NULL, *name = bus_text(*d->sd[i].name ? d->sd[i].name : "domain"),
+				    *flags = bus_text(d->sd[i].flags);
+
+		if (!name || !flags)
+			return -ENOMEM;
+		r = cpuset_format_list(&d->sd[i].span, &span);
+		if (r < 0)
+			return r;
+		r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level >= 0 ? d->sd[i].level : d->sd[i].index,
+					  name, flags, 2, span, "source=live");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
+/* (ussas) per domain of @cpu as predicted; only NODE/NUMA levels stand for a distance. */
+static int append_predicted_domains(sd_bus_message *reply, const DomainLayout *predicted, uint32_t cpu)
+{
+	const CpuDomains *d;
+	int r;
+
+	if (!predicted || cpu >= predicted->n_slots)
+		return 0;
+	d = &predicted->cpus[cpu];
+	for (size_t i = 0; i < d->n; i++) {
+		_cleanup_free_ char *span = NULL, *flags = NULL, *nd = NULL;
+		const char *newidle = d->sd[i].newidle ? "newidle=yes" : "newidle=no";
+
+		r = cpuset_format_list(&d->sd[i].span, &span);
+		if (r < 0)
+			return r;
+		r = domain_flags_to_string(d->sd[i].flags, &flags);
+		if (r < 0)
+			return r;
+		if (d->sd[i].distance == 0) {
+			r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 3, span,
+						  newidle, "source=predicted");
+			if (r < 0)
+				return r;
+			continue;
+		}
+		nd = strprintf("distance=%u%s", d->sd[i].distance, predicted->distances_assumed ? " (assumed)" : "");
+		if (!nd)
+			return -ENOMEM;
+		r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4, span, newidle,
+					  nd, "source=predicted");
+		if (r < 0)
+			return r;
+	}
+	return 0;
+}
+
 static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
 	Manager *m = userdata;
@@ -1352,54 +1412,18 @@ static int method_get_cpu_domains(sd_bus_message *msg, void *userdata, sd_bus_er
 
 	manager_refresh_layout(m);
 	r = sd_bus_message_new_method_return(msg, &reply);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(ussas)");
 	if (r < 0)
 		return r;
-	if (manager_layout_is_live(m)) {
-		const LiveCpuDomains *d = cpu < m->live->n_slots ? &m->live->cpus[cpu] : NULL;
-
-		for (size_t i = 0; d && r >= 0 && i < d->n; i++) {
-			/* Name and flags as debugfs has them. */
-			_cleanup_free_ char *span = NULL, *name = bus_text(*d->sd[i].name ? d->sd[i].name : "domain"),
-					    *flags = bus_text(d->sd[i].flags);
-
-			if (!name || !flags)
-				return -ENOMEM;
-			r = cpuset_format_list(&d->sd[i].span, &span);
-			if (r >= 0)
-				r = sd_bus_message_append(reply, "(ussas)",
-							  d->sd[i].level >= 0 ? d->sd[i].level : d->sd[i].index, name,
-							  flags, 2, span, "source=live");
-		}
-	} else if (m->predicted && cpu < m->predicted->n_slots) {
-		const CpuDomains *d = &m->predicted->cpus[cpu];
-
-		for (size_t i = 0; r >= 0 && i < d->n; i++) {
-			_cleanup_free_ char *span = NULL, *flags = NULL, *nd = NULL;
-
-			r = cpuset_format_list(&d->sd[i].span, &span);
-			if (r >= 0)
-				r = domain_flags_to_string(d->sd[i].flags, &flags);
-			if (r < 0)
-				break;
-			/* Only NODE/NUMA levels stand for a distance. */
-			if (d->sd[i].distance > 0) {
-				nd = strprintf("distance=%u%s", d->sd[i].distance,
-					       m->predicted->distances_assumed ? " (assumed)" : "");
-				if (!nd)
-					return -ENOMEM;
-				r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 4,
-							  span, d->sd[i].newidle ? "newidle=yes" : "newidle=no", nd,
-							  "source=predicted");
-			} else
-				r = sd_bus_message_append(reply, "(ussas)", d->sd[i].level, d->sd[i].name, flags, 3,
-							  span, d->sd[i].newidle ? "newidle=yes" : "newidle=no",
-							  "source=predicted");
-		}
-	}
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
+	r = sd_bus_message_open_container(reply, 'a', "(ussas)");
+	if (r < 0)
+		return r;
+	if (manager_layout_is_live(m))
+		r = append_live_domains(reply, m->live, cpu);
+	else
+		r = append_predicted_domains(reply, m->predicted, cpu);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_close_container(reply);
 	if (r < 0)
 		return r;
 	return sd_bus_send(NULL, reply, NULL);

@@ -21,20 +21,25 @@ static int append_finding(sd_bus_message *reply, const Finding *f)
 	int r;
 
 	r = cpuset_format_list(&f->cpus, &cpus);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'r', "ssssdasass");
-	if (r >= 0)
-		r = sd_bus_message_append(reply, "ssssd", diagnose_kind_to_string(f->kind),
-					  diagnose_severity_to_string(f->severity), f->summary, cpus, f->seconds);
-	if (r >= 0)
-		r = sd_bus_message_append_strv(reply, f->tasks);
-	if (r >= 0)
-		r = sd_bus_message_append_strv(reply, f->evidence);
-	if (r >= 0)
-		r = sd_bus_message_append(reply, "s", f->remedy);
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	return r;
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'r', "ssssdasass");
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(reply, "ssssd", diagnose_kind_to_string(f->kind),
+				  diagnose_severity_to_string(f->severity), f->summary, cpus, f->seconds);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append_strv(reply, f->tasks);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append_strv(reply, f->evidence);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append(reply, "s", f->remedy);
+	if (r < 0)
+		return r;
+	return sd_bus_message_close_container(reply);
 }
 
 static int escape_to(char **s)
@@ -69,29 +74,68 @@ static int diagnosis_sanitize(Diagnosis *d)
 	return escape_strv(d->unreadable);
 }
 
-static int diagnose_reply(Manager *m, sd_bus_message *call, Diagnosis *d)
+/* The notes of the reply: the kinds not checked and why, the files that could not be read. */
+static int diagnosis_notes(const Diagnosis *d, char ***ret)
+{
+	_cleanup_strv_free_ char **notes = NULL;
+	int r;
+
+	for (DiagnoseKind k = 0; k < _DIAGNOSE_KIND_MAX; k++) {
+		if (!d->not_checked[k])
+			continue;
+		r = strv_push(&notes, strprintf("not checked: %s: %s", diagnose_kind_to_string(k), d->not_checked[k]));
+		if (r < 0)
+			return r;
+	}
+	STRV_FOREACH(u, d->unreadable) {
+		r = strv_push(&notes, strprintf("unreadable: %s", *u));
+		if (r < 0)
+			return r;
+	}
+	*ret = TAKE_PTR(notes);
+	return 0;
+}
+
+/* (a(ssssdasass) findings, as notes) */
+static int diagnosis_build_reply(sd_bus_message *call, Diagnosis *d, sd_bus_message **ret)
 {
 	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
 	_cleanup_strv_free_ char **notes = NULL;
 	int r;
 
 	r = diagnosis_sanitize(d);
-	for (DiagnoseKind k = 0; r >= 0 && k < _DIAGNOSE_KIND_MAX; k++)
-		if (d->not_checked[k])
-			r = strv_push(&notes, strprintf("not checked: %s: %s", diagnose_kind_to_string(k), d->not_checked[k]));
-	STRV_FOREACH(u, d->unreadable)
-		if (r >= 0)
-			r = strv_push(&notes, strprintf("unreadable: %s", *u));
-	if (r >= 0)
-		r = sd_bus_message_new_method_return(call, &reply);
-	if (r >= 0)
-		r = sd_bus_message_open_container(reply, 'a', "(ssssdasass)");
-	for (size_t i = 0; r >= 0 && i < d->n_findings; i++)
+	if (r < 0)
+		return r;
+	r = diagnosis_notes(d, &notes);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_new_method_return(call, &reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_open_container(reply, 'a', "(ssssdasass)");
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < d->n_findings; i++) {
 		r = append_finding(reply, &d->findings[i]);
-	if (r >= 0)
-		r = sd_bus_message_close_container(reply);
-	if (r >= 0)
-		r = sd_bus_message_append_strv(reply, notes);
+		if (r < 0)
+			return r;
+	}
+	r = sd_bus_message_close_container(reply);
+	if (r < 0)
+		return r;
+	r = sd_bus_message_append_strv(reply, notes);
+	if (r < 0)
+		return r;
+	*ret = TAKE_PTR(reply);
+	return 0;
+}
+
+static int diagnose_reply(Manager *m, sd_bus_message *call, Diagnosis *d)
+{
+	_cleanup_(sd_bus_message_unrefp) sd_bus_message *reply = NULL;
+	int r;
+
+	r = diagnosis_build_reply(call, d, &reply);
 	if (r < 0)
 		return sd_bus_reply_method_errnof(call, r, "Diagnose: building the reply failed: %m");
 	return sd_bus_send(NULL, reply, NULL);

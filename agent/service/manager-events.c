@@ -44,8 +44,7 @@ void manager_events_done(Manager *m)
 	m->uevents = uevents_free(m->uevents);
 	m->workload = workload_tracker_free(m->workload);
 	cpuset_done(&m->online_polled);
-	free(m->workload_profile);
-	free(m->workload_rule);
+	(void)choice_set_workload(&m->choice, NULL, NULL);
 	free(m->proc_note);
 	free(m->uevent_note);
 }
@@ -147,13 +146,11 @@ static bool workload_decide(Manager *m)
 		return false;
 	r = workload_tracker_evaluate(m->workload, now_usec(m), &d);
 	arm_workload_timer(m, d.next_usec);
-	changed = r > 0 || !streq_ptr(d.profile, m->workload_profile);
+	changed = r > 0 || !streq_ptr(d.profile, m->choice.workload);
 	if (!changed)
 		return false;
-	free(m->workload_profile);
-	free(m->workload_rule);
-	m->workload_profile = d.profile ? strdup(d.profile) : NULL;
-	m->workload_rule = d.rule_text ? strdup(d.rule_text) : NULL;
+	if (choice_set_workload(&m->choice, d.profile, d.rule_text) < 0)
+		(void)choice_set_workload(&m->choice, NULL, NULL);
 	if (d.profile)
 		log_info("Workload rule %s has running processes: profile %s wanted.", strna(d.rule_text), d.profile);
 	else
@@ -167,11 +164,11 @@ static void workload_switch(Manager *m)
 	_cleanup_free_ char *source = NULL, *err = NULL;
 	int r;
 
-	if (m->hold_profile || m->profile_override || m->state == MANAGER_OFF) {
+	if (choice_is_explicit(&m->choice) || m->state == MANAGER_OFF) {
 		manager_emit_changed(m);   /* StateReasons names the rule all the same */
 		return;
 	}
-	source = m->workload_rule ? strprintf("workload rule %s", m->workload_rule)
+	source = m->choice.workload_rule ? strprintf("workload rule %s", m->choice.workload_rule)
 				  : strdup("workload ended: configured profile");
 	r = manager_switch(m, NULL, source ?: "workload", &err);
 	if (r < 0)
@@ -223,9 +220,7 @@ int manager_workload_setup(Manager *m)
 	if (matcher->n_rules == 0) {
 		/* Nothing to follow: whatever a rule wanted is over, the listener too. */
 		(void)workload_decide(m);
-		free(m->workload_profile);
-		free(m->workload_rule);
-		m->workload_profile = m->workload_rule = NULL;
+		(void)choice_set_workload(&m->choice, NULL, NULL);
 		workload_listen(m);
 		return 0;
 	}

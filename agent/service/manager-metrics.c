@@ -219,7 +219,7 @@ int manager_metrics(Manager *m, char **ret)
 		    "The active profile (label profile) and why it is active (label reason), always 1");
 	prom_sample(&b, "topotune_active_profile",
 		    (const char *const[]) { "profile", m->profile ? m->profile->name : "",
-					    "reason", strempty(m->profile_reason), NULL }, 1);
+					    "reason", strempty(m->choice.reason), NULL }, 1);
 
 	prom_family(&b, "topotune_reboot_required", "gauge",
 		    "1 when a setting takes effect only at the next boot (PendingKernelCmdline)");

@@ -64,10 +64,7 @@ Manager *manager_free(Manager *m)
 	free(m->reload_error);
 	free(m->recovered);
 	strv_free(m->recovery_problems);
-	free(m->profile_override);
-	free(m->override_source);
-	free(m->profile_reason);
-	free(m->profile_source);
+	choice_done(&m->choice);
 	free(m->config_root);
 	free(m->root);
 	free(m->bus_address);
@@ -211,28 +208,14 @@ int manager_load_config(Manager *m, char **ret_error)
 
 /* --- planning ----------------------------------------------------------------- */
 
-/* What the daemon chooses above the configuration now (session_select() orders them). */
-static SessionChoice manager_choice(const Manager *m)
-{
-	return (SessionChoice) {
-		.hold = m->hold_profile,
-		.hold_source = m->hold_source,
-		.manual = m->profile_override,
-		.manual_source = m->override_source,
-		.workload = m->workload_profile,
-		.workload_rule = m->workload_rule,
-	};
-}
-
 int manager_compute(Manager *m, const char *name, Profile **ret_profile, ProfileSettings *ret_settings,
 		    Plan **ret_plan, char **ret_error)
 {
 	_cleanup_(session_selection_done) SessionSelection sel = {};
-	SessionChoice choice = manager_choice(m);
 	int r;
 
 	if (!name) {
-		r = session_select(&m->session, &choice, &sel);
+		r = choice_select(&m->choice, &m->session, &sel);
 		if (r < 0)
 			return error_message(ret_error, r, "Failed to select a profile: %s", strerror(-r));
 		name = sel.name;
@@ -447,10 +430,10 @@ int manager_state_reasons(Manager *m, char ***ret)
 	STRV_FOREACH(p, m->recovery_problems)
 		if (r >= 0)
 			r = strv_push(&l, strprintf("recovery: %s", *p));
-	if (r >= 0 && m->workload_rule && m->workload_profile)
-		r = strv_push(&l, strprintf("workload rule %s has running processes: profile %s%s", m->workload_rule,
-					    m->workload_profile,
-					    m->profile_override ? " wanted, but SetProfile() chose explicitly" : ""));
+	if (r >= 0 && m->choice.workload_rule && m->choice.workload)
+		r = strv_push(&l, strprintf("workload rule %s has running processes: profile %s%s",
+					    m->choice.workload_rule, m->choice.workload,
+					    m->choice.manual ? " wanted, but SetProfile() chose explicitly" : ""));
 	if (r >= 0 && m->proc_note)
 		r = strv_extend(&l, m->proc_note);
 	if (r >= 0 && m->uevent_note)
@@ -619,23 +602,8 @@ int manager_switch_computed(Manager *m, const char *name, const char *source, Pr
 	}
 
 	m->plan_error = mfree_str(m->plan_error);
-	free(m->profile_reason);
-	free(m->profile_source);
-	m->profile_reason = m->profile_source = NULL;
-	if (name) {
-		/* Asked for by name (SetProfile()): a manual choice by @source. */
-		m->profile_reason = strdup("manual");
-		m->profile_source = strdup(strempty(source));
-	} else {
-		/* The choice manager_compute() made, and why. */
-		_cleanup_(session_selection_done) SessionSelection sel = {};
-		SessionChoice choice = manager_choice(m);
-
-		if (session_select(&m->session, &choice, &sel) >= 0) {
-			m->profile_reason = TAKE_PTR(sel.reason);
-			m->profile_source = TAKE_PTR(sel.source);
-		}
-	}
+	/* Asked for by name (SetProfile()): a manual choice by @source; else the choice manager_compute() made. */
+	(void)choice_applied(&m->choice, &m->session, name, source);
 	profile_free(m->profile);
 	m->profile = TAKE_PTR(p);
 	profile_settings_done(&m->settings);
@@ -684,17 +652,13 @@ int manager_revert(Manager *m, const char *source)
 void manager_hold_clear(Manager *m)
 {
 	m->hold_track = sd_bus_track_unref(m->hold_track);
-	m->hold_profile = mfree_str(m->hold_profile);
-	m->hold_holder = mfree_str(m->hold_holder);
-	m->hold_reason = mfree_str(m->hold_reason);
-	m->hold_source = mfree_str(m->hold_source);
-	m->hold_cookie = 0;
+	choice_hold_clear(&m->choice);
 }
 
 int manager_release_hold(Manager *m, const char *why)
 {
-	_cleanup_free_ char *profile = TAKE_PTR(m->hold_profile), *err = NULL;
-	uint32_t cookie = m->hold_cookie;
+	_cleanup_free_ char *profile = TAKE_PTR(m->choice.hold.profile), *err = NULL;
+	uint32_t cookie = m->choice.hold.cookie;
 	int r;
 
 	if (!cookie)
@@ -711,7 +675,7 @@ int manager_release_hold(Manager *m, const char *why)
 		return log_error_errno(r, "Profile hold %u on %s ended (%s); applying the profile without it failed: %s",
 				       cookie, strna(profile), why, err ?: strerror(-r));
 	log_notice("Profile hold %u on %s ended (%s); back to profile %s (%s).", cookie, strna(profile), why,
-		   m->profile ? m->profile->name : "?", strna(m->profile_reason));
+		   m->profile ? m->profile->name : "?", strna(m->choice.reason));
 	return r;
 }
 
@@ -806,8 +770,7 @@ int manager_reload_config(Manager *m, const char *source, char **ret_error)
 	}
 	m->reload_error = mfree_str(m->reload_error);
 	/* A reload is a return to the configuration: SetProfile()'s runtime choice ends. */
-	m->profile_override = mfree_str(m->profile_override);
-	m->override_source = mfree_str(m->override_source);
+	(void)choice_set_manual(&m->choice, NULL, NULL);
 	/* Profiles may have new [workload] rules, and processes come and go. */
 	(void)manager_workload_setup(m);
 	/* The textfile may be new, moved or off; written once the reload's apply is done. */
@@ -1004,7 +967,7 @@ int manager_arm_verify_timer(Manager *m)
 		return 0;
 	}
 	r = sd_event_source_set_time_relative(m->verify_timer, usec);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(m->verify_timer, SD_EVENT_ONESHOT);
-	return r;
+	if (r < 0)
+		return r;
+	return sd_event_source_set_enabled(m->verify_timer, SD_EVENT_ONESHOT);
 }

@@ -6,6 +6,7 @@
 #include <systemd/sd-event.h>
 
 #include "applier.h"
+#include "choice.h"
 #include "counters.h"
 #include "diagnose.h"
 #include "domains-live.h"
@@ -88,24 +89,16 @@ typedef struct Manager {
 	Session session;             /* root fds, identity, topology, kernel, configuration */
 
 	/*
-	 * HoldProfile(): at most one hold, above every other choice (SetProfile(),
-	 * workload rules, the configuration) until ReleaseProfile(), Revert(), or
-	 * its holder leaving the bus (sd_bus_track). Never persisted: a restart
-	 * forgets it, and the configured profile is applied.
+	 * Which profile, and why. HoldProfile(): at most one hold, above every
+	 * other choice until ReleaseProfile(), Revert(), or its holder leaving
+	 * the bus (@hold_track). Never persisted: a restart forgets it, and the
+	 * configured profile is applied. SetProfile() lasts until reload or
+	 * restart.
 	 */
-	uint32_t hold_cookie;        /* 0: no hold */
-	uint32_t last_cookie;
-	char *hold_profile;
-	char *hold_holder;           /* the holder's unique bus name */
-	char *hold_reason;           /* the holder's words, bounded and escaped */
-	char *hold_source;           /* ActiveProfileSource while held: "HoldProfile(P) by :1.9: REASON" */
+	ProfileChoice choice;
 	sd_bus_track *hold_track;
 
-	char *profile_override;      /* SetProfile(): wins over the configuration until reload or restart */
-	char *override_source;       /* "SetProfile() by :1.42" */
 	Profile *profile;
-	char *profile_reason;        /* ActiveProfileReason: configured, workload:RULE, manual */
-	char *profile_source;        /* ActiveProfileSource: FILE:LINE of the choice, or who made it */
 	ProfileSettings settings;
 	Plan *plan;
 	Applier *applier;
@@ -150,8 +143,6 @@ typedef struct Manager {
 	/* manager-events.c: workload rules and CPU hotplug */
 	WorkloadTracker *workload;
 	uint64_t workload_hold_usec;
-	char *workload_profile;      /* what the workload rules want now; NULL: the configured one */
-	char *workload_rule;         /* the rule in force, "comm:mysqld" */
 	bool listening;              /* manager_listen() ran: kernel event sources wanted */
 	char *proc_note;             /* process events not followed, why: State degraded */
 	char *uevent_note;           /* CPU hotplug uevents not followed, why: State degraded */

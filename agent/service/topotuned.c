@@ -160,13 +160,15 @@ static int defer_note_properties(Manager *m)
 	int r;
 
 	r = sd_event_add_defer(m->event, &s, on_first_iteration, m);
-	if (r >= 0)
-		r = sd_event_source_set_priority(s, SD_EVENT_PRIORITY_IMPORTANT);
-	if (r >= 0)
-		r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
-	if (r >= 0)
-		r = sd_event_source_set_floating(s, true);
-	return r;
+	if (r < 0)
+		return r;
+	r = sd_event_source_set_priority(s, SD_EVENT_PRIORITY_IMPORTANT);
+	if (r < 0)
+		return r;
+	r = sd_event_source_set_enabled(s, SD_EVENT_ONESHOT);
+	if (r < 0)
+		return r;
+	return sd_event_source_set_floating(s, true);
 }
 
 /*
@@ -187,20 +189,19 @@ static void phase_done(const char *name)
 	last = now;
 }
 
-static int run(int argc, char *argv[])
+/* The event loop, with SIGTERM, SIGINT and SIGHUP as its events, and the watchdog. */
+static int setup_event_loop(Manager *m)
 {
-	_cleanup_(manager_freep) Manager *m = NULL;
-	_cleanup_free_ char *err = NULL, *status = NULL, *notify = NULL;
+	static const struct {
+		int sig;
+		sd_event_signal_handler_t handler;
+	} handlers[] = {
+		{ SIGTERM, on_sigterm },
+		{ SIGINT, on_sigterm },
+		{ SIGHUP, on_sighup },
+	};
 	sigset_t mask;
 	int r;
-
-	r = manager_new(&m);
-	if (r < 0)
-		return log_oom();
-	r = parse_argv(argc, argv, m);
-	if (r <= 0)
-		return r;
-	phase_done("main");
 
 	r = sd_event_default(&m->event);
 	if (r < 0)
@@ -211,14 +212,6 @@ static int run(int argc, char *argv[])
 	sigaddset(&mask, SIGHUP);
 	if (sigprocmask(SIG_BLOCK, &mask, NULL) < 0)
 		return log_error_errno(negative_errno(), "Failed to block signals: %m");
-	static const struct {
-		int sig;
-		sd_event_signal_handler_t handler;
-	} handlers[] = {
-		{ SIGTERM, on_sigterm },
-		{ SIGINT, on_sigterm },
-		{ SIGHUP, on_sighup },
-	};
 	for (size_t i = 0; i < ELEMENTSOF(handlers); i++) {
 		r = sd_event_add_signal(m->event, NULL, handlers[i].sig, handlers[i].handler, m);
 		if (r < 0)
@@ -227,13 +220,19 @@ static int run(int argc, char *argv[])
 	r = sd_event_set_watchdog(m->event, true);
 	if (r < 0)
 		log_warning_errno(r, "Failed to enable the watchdog, ignoring: %m");
+	return 0;
+}
 
-	/*
-	 * The bus first: the systemd hook of the applier needs it. The name is
-	 * also the lock against a second instance, so take it before touching
-	 * anything; calls that arrive now wait in the queue until the loop runs,
-	 * after the first apply.
-	 */
+/*
+ * The bus first: the systemd hook of the applier needs it. The name is
+ * also the lock against a second instance, so take it before touching
+ * anything; calls that arrive now wait in the queue until the loop runs,
+ * after the first apply.
+ */
+static int setup_bus(Manager *m)
+{
+	int r;
+
 	r = manager_connect_bus(m);
 	if (r < 0)
 		return r;
@@ -242,6 +241,91 @@ static int run(int argc, char *argv[])
 		return log_error_errno(r, "%s is already owned: is topotuned running already?", TOPOTUNE_BUS_NAME);
 	if (r < 0)
 		return log_error_errno(r, "Failed to acquire the bus name %s: %m", TOPOTUNE_BUS_NAME);
+	return 0;
+}
+
+/* A profile that does not load or apply changes nothing: serve State=failed and say why. */
+static int first_apply(Manager *m)
+{
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	r = manager_switch(m, NULL, "start", &err);
+	if (r >= 0)
+		return 0;
+	if (m->apply_error) {
+		/* manager_update_state() leaves the initial "off" alone; a failed first apply is "failed". */
+		m->state = MANAGER_FAILED;
+		log_error("Starting without tuning: %s", m->apply_error);
+		return 0;
+	}
+	if (r == -EOPNOTSUPP)
+		m->plan_error = strdup(strna(err));
+	else
+		m->plan_error = strprintf("the selected profile does not load: %s", err ?: strerror(-r));
+	if (!m->plan_error)
+		return log_oom();
+	m->state = MANAGER_FAILED;
+	log_error("Starting without tuning: %s", m->plan_error);
+	return 0;
+}
+
+/* Verification, the metrics textfile and the kernel's events. */
+static int setup_timers_and_listeners(Manager *m)
+{
+	int r;
+
+	r = manager_arm_verify_timer(m);
+	if (r < 0)
+		return r;
+	manager_metrics_write(m);
+	r = manager_arm_metrics_timer(m, false);
+	if (r < 0)
+		return r;
+	return manager_listen(m);
+}
+
+/* What a client reads first is its starting point: later PropertiesChanged carry differences. */
+static int notify_ready(Manager *m)
+{
+	_cleanup_free_ char *status = NULL, *notify = NULL;
+	int r;
+
+	r = defer_note_properties(m);
+	if (r < 0)
+		return log_error_errno(r, "Failed to schedule the first property snapshot: %m");
+	r = manager_status_text(m, &status);
+	if (r < 0)
+		return log_oom();
+	notify = strprintf("READY=1\nSTATUS=%s", status);
+	if (!notify)
+		return log_oom();
+	phase_done("status");
+	(void)sd_notify(false, notify);
+	log_info("Ready: %s", status);
+	return 0;
+}
+
+static int run(int argc, char *argv[])
+{
+	_cleanup_(manager_freep) Manager *m = NULL;
+	_cleanup_free_ char *err = NULL;
+	int r;
+
+	r = manager_new(&m);
+	if (r < 0)
+		return log_oom();
+	r = parse_argv(argc, argv, m);
+	if (r <= 0)
+		return r;
+	phase_done("main");
+
+	r = setup_event_loop(m);
+	if (r < 0)
+		return r;
+	r = setup_bus(m);
+	if (r < 0)
+		return r;
 	phase_done("event loop, bus, name");
 	r = manager_discover(m);
 	if (r < 0)
@@ -263,51 +347,17 @@ static int run(int argc, char *argv[])
 		log_info("%d workload rule%s loaded.", r, r == 1 ? "" : "s");
 	phase_done("recovery, workload rules");
 
-	/* A profile that does not load or apply changes nothing: serve State=failed and say why. */
-	r = manager_switch(m, NULL, "start", &err);
-	if (r < 0 && m->apply_error) {
-		/* manager_update_state() leaves the initial "off" alone; a failed first apply is "failed". */
-		m->state = MANAGER_FAILED;
-		log_error("Starting without tuning: %s", m->apply_error);
-	} else if (r == -EOPNOTSUPP) {
-		m->plan_error = strdup(strna(err));
-		if (!m->plan_error)
-			return log_oom();
-		m->state = MANAGER_FAILED;
-		log_error("Starting without tuning: %s", m->plan_error);
-	} else if (r < 0) {
-		m->plan_error = strprintf("the selected profile does not load: %s", err ?: strerror(-r));
-		if (!m->plan_error)
-			return log_oom();
-		m->state = MANAGER_FAILED;
-		log_error("Starting without tuning: %s", m->plan_error);
-	}
+	r = first_apply(m);
+	if (r < 0)
+		return r;
 	phase_done("plan and apply");
-	r = manager_arm_verify_timer(m);
-	if (r < 0)
-		return r;
-	manager_metrics_write(m);
-	r = manager_arm_metrics_timer(m, false);
-	if (r < 0)
-		return r;
-	r = manager_listen(m);
+	r = setup_timers_and_listeners(m);
 	if (r < 0)
 		return r;
 	phase_done("metrics, listeners");
-
-	/* What a client reads first is its starting point: later PropertiesChanged carry differences. */
-	r = defer_note_properties(m);
+	r = notify_ready(m);
 	if (r < 0)
-		return log_error_errno(r, "Failed to schedule the first property snapshot: %m");
-	r = manager_status_text(m, &status);
-	if (r < 0)
-		return log_oom();
-	notify = strprintf("READY=1\nSTATUS=%s", status);
-	if (!notify)
-		return log_oom();
-	phase_done("status");
-	(void)sd_notify(false, notify);
-	log_info("Ready: %s", status);
+		return r;
 
 	r = sd_event_loop(m->event);
 	manager_metrics_stop(m);
