@@ -1,6 +1,9 @@
 #!/bin/sh
 # Build topotune and run every test tier, as CI does:
-#   1. -Werror build, all meson tests (unit, sysroot trees, real-machine dumps)
+#   0. the fast gate (tools/fast-gate.sh, a minute or two): the format and the
+#      commit subjects of what is new, the -Werror build, the unit suite; when
+#      it fails, nothing else runs
+#   1. -Werror build, all other meson tests (sysroot trees, real-machine dumps)
 #   2. ASan+UBSan build, the same tests
 #   3. packaging: rpm build, the Ansible role, the .deb in a debootstrap
 #      chroot (unless TOPOTUNE_SKIP_PACKAGING=1)
@@ -16,6 +19,29 @@ top=$(cd "$(dirname "$0")/.." && pwd)
 out=${TOPOTUNE_TEST_DIR:-$top}
 passed=0
 failed=0
+werror_options="-Dwerror=true -Dbuildtype=debugoptimized"
+
+# First what a submission most often gets wrong, so that it fails in a minute
+# or two, not after every tier: the gate builds build-ci as the -Werror tier
+# does and runs the unit suite there (the tier below runs the rest).
+echo "### fast gate"
+# shellcheck disable=SC2086
+"$top/tools/fast-gate.sh" "$out/build-ci" $werror_options >"$out/gate.log" 2>&1
+gate=$?
+grep -v -E "^[0-9]+ passed, [0-9]+ failed" "$out/gate.log"
+line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$out/gate.log" | tail -n 1)
+gate_failed=0
+if [ -n "$line" ]; then
+	passed=$((passed + ${line%% passed*}))
+	gate_failed=${line#*passed, }
+	gate_failed=${gate_failed%% failed*}
+fi
+[ $gate -ne 0 ] && [ "$gate_failed" -eq 0 ] && gate_failed=1
+if [ "$gate_failed" -gt 0 ]; then
+	echo "### the fast gate failed: no other tier ran"
+	echo "$passed passed, $((failed + gate_failed)) failed"
+	exit 1
+fi
 
 # The dbus tier needs a dbus-daemon, busctl, python3-dbus, dbusmock (polkit)
 # and prometheus_client's parser (metrics); the --json contract jsonschema; the
@@ -50,7 +76,8 @@ run_meson() {
 		failed=$((failed + 1))
 		return
 	fi
-	meson test -C "$dir" --print-errorlogs --num-processes 2 >"$dir.test.log" 2>&1
+	# shellcheck disable=SC2086
+	meson test -C "$dir" --print-errorlogs --num-processes 2 $test_options >"$dir.test.log" 2>&1
 	grep -E "^ *[0-9]+/[0-9]+ " "$dir.test.log" | sed 's/^ *//'
 	ok=$(sed -n 's/^Ok: *\([0-9]*\).*/\1/p' "$dir.test.log")
 	ko=$(sed -n 's/^Fail: *\([0-9]*\).*/\1/p' "$dir.test.log")
@@ -65,7 +92,11 @@ run_meson() {
 	failed=$((failed + ${ko:-0} + ${to:-0}))
 }
 
-run_meson "werror build" "$out/build-ci" -Dwerror=true -Dbuildtype=debugoptimized
+# The gate ran the unit suite in this build.
+test_options="--no-suite unit"
+# shellcheck disable=SC2086
+run_meson "werror build" "$out/build-ci" $werror_options
+test_options=
 
 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
 	run_meson "asan+ubsan build" "$out/build-asan" -Dwerror=true -Db_sanitize=address,undefined \

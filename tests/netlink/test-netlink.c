@@ -5,14 +5,21 @@
  * uevents), including truncated and malformed ones; and the hotplug
  * debouncer's timelines. Every parse runs on a heap copy of exactly the
  * message's length at an odd address, so ASan catches any over-read and
- * UBSan any misaligned access.
+ * UBSan any misaligned access. And the shared plumbing without privileges:
+ * libnl's codes as errno, and nlsock_recv() on a socket pair and on
+ * NETLINK_ROUTE (the kernel's answer kept, a user-space sender's dropped).
  */
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdlib.h>
+#include <sys/socket.h>
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
+#include <netlink/errno.h>
+#include <netlink/socket.h>
 
+#include "netlink-util.h"
 #include "procevents.h"
 #include "test.h"
 #include "uevents.h"
@@ -429,6 +436,157 @@ static void test_debouncer(void)
 	check_int(simulate(ev, 0, 4000, &first), 0);
 }
 
+/* ---- netlink-util ---- */
+
+static void test_nlerr(void)
+{
+	static const struct {
+		int nlerr, errno_;
+	} cases[] = {
+		{ NLE_SUCCESS, 0 },
+		{ NLE_NOMEM, -ENOMEM },
+		{ -NLE_NOMEM, -ENOMEM },        /* libnl returns them negative */
+		{ -NLE_AGAIN, -EAGAIN },
+		{ -NLE_INTR, -EINTR },
+		{ -NLE_DUMP_INTR, -EINTR },
+		{ -NLE_BAD_SOCK, -EBADF },
+		{ -NLE_PERM, -EPERM },
+		{ -NLE_NOACCESS, -EACCES },
+		{ -NLE_OBJ_NOTFOUND, -ENOENT },
+		{ -NLE_MSG_TRUNC, -EBADMSG },
+		{ -NLE_MSG_TOOSHORT, -EBADMSG },
+		{ -NLE_PROTO_MISMATCH, -EPROTO },
+		{ -NLE_SEQ_MISMATCH, -EILSEQ },
+		{ -NLE_MSG_OVERFLOW, -EOVERFLOW },
+		{ -NLE_IMMUTABLE, -EROFS },
+		/* no errno of its own, or a code from a later libnl */
+		{ -NLE_FAILURE, -EIO },
+		{ -NLE_PKTLOC_FILE, -EIO },
+		{ -(NLE_MAX + 1), -EIO },
+		{ 9999, -EIO },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
+		int r = nlerr_to_errno(cases[i].nlerr);
+
+		if (r != cases[i].errno_)
+			fprintf(stderr, "  nlerr_to_errno(%d) = %d, want %d\n", cases[i].nlerr, r, cases[i].errno_);
+		check(r == cases[i].errno_);
+	}
+	/* Every failure is a negative errno, never 0 and never positive. */
+	for (int e = 1; e <= NLE_MAX; e++) {
+		int r = nlerr_to_errno(-e);
+
+		check_ctx(nl_geterror(-e), r < 0 && r > -4096);
+	}
+}
+
+/* A kernel datagram: NETLINK_ROUTE acknowledges an NLMSG_NOOP request. */
+static bool send_noop_with_ack(int fd)
+{
+	struct nlmsghdr nh = {
+		.nlmsg_len = NLMSG_HDRLEN,
+		.nlmsg_type = NLMSG_NOOP,
+		.nlmsg_flags = NLM_F_REQUEST | NLM_F_ACK,
+		.nlmsg_seq = 42,
+	};
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+
+	return sendto(fd, &nh, sizeof(nh), 0, (struct sockaddr *)&kernel, sizeof(kernel)) == sizeof(nh);
+}
+
+static void test_nlsock_recv_pair(void)
+{
+	int sv[2];
+	uint8_t buf[64];
+	uint64_t dropped = 0;
+
+	check(socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) == 0);
+	check_int(nlsock_recv(sv[0], buf, sizeof(buf), &dropped), -EAGAIN);
+
+	/* Not from a netlink address (no port 0): dropped and counted. */
+	check(send(sv[1], "forged", 6, 0) == 6);
+	check(send(sv[1], "forged", 6, 0) == 6);
+	check_int(nlsock_recv(sv[0], buf, sizeof(buf), &dropped), -EAGAIN);
+	check_int(dropped, 2);
+	check(send(sv[1], "forged", 6, 0) == 6);
+	check_int(nlsock_recv(sv[0], buf, sizeof(buf), NULL), -EAGAIN);
+
+	/* Larger than the buffer: -EMSGSIZE, and the datagram is gone. */
+	memset(buf, 'x', sizeof(buf));
+	check(send(sv[1], buf, sizeof(buf), 0) == (ssize_t)sizeof(buf));
+	check_int(nlsock_recv(sv[0], buf, 16, &dropped), -EMSGSIZE);
+	check_int(nlsock_recv(sv[0], buf, sizeof(buf), &dropped), -EAGAIN);
+	check_int(dropped, 2);
+
+	close(sv[0]);
+	close(sv[1]);
+	check_int(nlsock_recv(sv[0], buf, sizeof(buf), &dropped), -EBADF);
+}
+
+static void test_nlsock_kernel(void)
+{
+	_cleanup_free_ char *error = NULL;
+	struct nl_sock *sk = NULL, *peer = NULL;
+	struct sockaddr_nl to = { .nl_family = AF_NETLINK };
+	socklen_t len = sizeof(to);
+	uint64_t dropped = 0;
+	uint8_t buf[256];
+	struct nlmsghdr nh;
+	struct nlmsgerr e;
+	int fd, r;
+
+	r = nlsock_open(NETLINK_ROUTE, 0, 65536, &sk, &error);
+	if (r < 0) {
+		/* A sandbox without netlink: nothing of the kernel's to receive. */
+		fprintf(stderr, "netlink: NETLINK_ROUTE unavailable (%s), kernel datagrams not tested\n", strna(error));
+		return;
+	}
+	fd = nl_socket_get_fd(sk);
+	check(fcntl(fd, F_GETFL) & O_NONBLOCK);
+	check(fcntl(fd, F_GETFD) & FD_CLOEXEC);
+	check_int(nlsock_recv(fd, buf, sizeof(buf), &dropped), -EAGAIN);
+
+	/* The kernel's acknowledgement: kept, whole. */
+	check(send_noop_with_ack(fd));
+	r = (int)nlsock_recv(fd, buf, sizeof(buf), &dropped);
+	check_int(r, NLMSG_HDRLEN + sizeof(struct nlmsgerr));
+	memcpy(&nh, buf, sizeof(nh));
+	memcpy(&e, buf + NLMSG_HDRLEN, sizeof(e));
+	check_int(nh.nlmsg_type, NLMSG_ERROR);
+	check_int(nh.nlmsg_seq, 42);
+	check_int(e.error, 0);
+	check_int(dropped, 0);
+
+	/* Too small a buffer for it: -EMSGSIZE. */
+	check(send_noop_with_ack(fd));
+	check_int(nlsock_recv(fd, buf, 8, &dropped), -EMSGSIZE);
+
+	/* A user-space port speaking to us (NETLINK_USERSOCK lets anyone send): dropped, counted. */
+	nlsock_free(sk);
+	sk = NULL;
+	if (nlsock_open(NETLINK_USERSOCK, 0, 0, &sk, NULL) >= 0 &&
+	    nlsock_open(NETLINK_USERSOCK, 0, 0, &peer, NULL) >= 0) {
+		fd = nl_socket_get_fd(sk);
+		check(getsockname(fd, (struct sockaddr *)&to, &len) == 0);
+		check(to.nl_pid != 0);
+		check(sendto(nl_socket_get_fd(peer), "forged", 6, 0, (struct sockaddr *)&to, sizeof(to)) == 6);
+		check_int(nlsock_recv(fd, buf, sizeof(buf), &dropped), -EAGAIN);
+		check_int(dropped, 1);
+	}
+	nlsock_free(peer);
+	nlsock_free(sk);
+
+	/* A protocol the kernel does not have: the step and the reason in words. */
+	free(error);
+	error = NULL;
+	sk = NULL;
+	r = nlsock_open(MAX_LINKS - 1, 0, 0, &sk, &error);
+	check(r < 0);
+	check(sk == NULL);
+	check(error && startswith(error, "netlink protocol 31 group 0: socket/bind: "));
+}
+
 int main(void)
 {
 	test_proc_table();
@@ -436,5 +594,8 @@ int main(void)
 	test_uevent_table();
 	test_uevent_truncation();
 	test_debouncer();
+	test_nlerr();
+	test_nlsock_recv_pair();
+	test_nlsock_kernel();
 	return test_end("netlink");
 }
