@@ -496,8 +496,8 @@ static const char *write_refused(WriteKind kind, const char *path, const char *v
 			listed = true;
 	if ((kind == WRITE_IRQ && irq_of_path(path) >= 0) || (kind == WRITE_IRQBALANCE && irqbalance_path_valid(path)))
 		listed = true;
-	for (size_t i = 0; !listed && i < kernel_control_count(); i++) {
-		const KernelControl *c = kernel_control_at(i);
+	for (ControlId i = 0; !listed && i < _CONTROL_ID_MAX; i++) {
+		const KernelControl *c = kernel_control_get(i);
 
 		if ((kind == WRITE_PLAIN && c->kind == CONTROL_VALUE) ||
 		    (kind == WRITE_FEATURE && c->kind == CONTROL_FEATURE))
@@ -2030,15 +2030,13 @@ int applier_revert(Applier *a)
  */
 static int read_setting(Applier *a, const PlanStep *st, char **ret)
 {
-	const char *key = setting_id_to_string(st->setting);
-
-	for (size_t i = 0; key && i < kernel_control_count(); i++) {
-		const KernelControl *c = kernel_control_at(i);
+	CONTROL_FOREACH(i) {
+		const KernelControl *c = kernel_control_get(i);
 		_cleanup_free_ char *s = NULL;
 		PlanStep via;
 		int r;
 
-		if (!streq(c->setting, key) || c->kind == CONTROL_CMDLINE)
+		if (c->setting != st->setting || c->kind == CONTROL_CMDLINE)
 			continue;
 		via = *st;
 		via.control = c;

@@ -114,8 +114,8 @@ int diagnosis_format(const Diagnosis *d, char **ret)
 
 bool diagnose_series_present(const KernelCaps *caps)
 {
-	return kernel_caps_has(caps, "smt_buddy_sysctl") || kernel_caps_has(caps, "smt_buddy_debugfs") ||
-	       kernel_caps_has(caps, "relax_sysctl");
+	return kernel_caps_has(caps, CONTROL_SMT_BUDDY_SYSCTL) || kernel_caps_has(caps, CONTROL_SMT_BUDDY_DEBUGFS) ||
+	       kernel_caps_has(caps, CONTROL_RELAX_SYSCTL);
 }
 
 bool diagnose_averaging_applies(const Topology *t, const CpuIdentity *id)

@@ -25,10 +25,10 @@ static int numa_balancing_max(const char *release)
 	return major * 1000 + minor >= 5018 ? 3 : 1;
 }
 
-static const KernelControl control_table[] = {
-	{
-		.id = "smt_buddy_sysctl",
-		.setting = "smt_buddy_assist",
+static const KernelControl control_table[_CONTROL_ID_MAX] = {
+	[CONTROL_SMT_BUDDY_SYSCTL] = {
+		.key = "smt_buddy_sysctl",
+		.setting = SETTING_SMT_BUDDY_ASSIST,
 		.name = "sysctl kernel.sched_smt_buddy_assist",
 		.kind = CONTROL_VALUE,
 		.path = "proc/sys/kernel/sched_smt_buddy_assist",
@@ -36,9 +36,9 @@ static const KernelControl control_table[] = {
 		.boolean = true,
 		.patched = true,
 	},
-	{
-		.id = "smt_buddy_debugfs",
-		.setting = "smt_buddy_assist",
+	[CONTROL_SMT_BUDDY_DEBUGFS] = {
+		.key = "smt_buddy_debugfs",
+		.setting = SETTING_SMT_BUDDY_ASSIST,
 		.name = "debugfs sched/features",
 		.kind = CONTROL_FEATURE,
 		.path = "sys/kernel/debug/sched/features",
@@ -47,33 +47,33 @@ static const KernelControl control_table[] = {
 		.boolean = true,
 		.patched = true,
 	},
-	{
-		.id = "relax_sysctl",
-		.setting = "relax_domain_level",
+	[CONTROL_RELAX_SYSCTL] = {
+		.key = "relax_sysctl",
+		.setting = SETTING_RELAX_DOMAIN_LEVEL,
 		.name = "sysctl kernel.sched_relax_domain_level",
 		.kind = CONTROL_VALUE,
 		.path = "proc/sys/kernel/sched_relax_domain_level",
 		.patched = true,
 		.assumed = -1,
 	},
-	{
-		.id = "relax_cgroup_v1",
-		.setting = "relax_domain_level",
+	[CONTROL_RELAX_CGROUP_V1] = {
+		.key = "relax_cgroup_v1",
+		.setting = SETTING_RELAX_DOMAIN_LEVEL,
 		.name = "cgroup v1 cpuset.sched_relax_domain_level",
 		.kind = CONTROL_VALUE,
 		.path = "sys/fs/cgroup/cpuset/cpuset.sched_relax_domain_level",
 	},
-	{
-		.id = "relax_cmdline",
-		.setting = "relax_domain_level",
+	[CONTROL_RELAX_CMDLINE] = {
+		.key = "relax_cmdline",
+		.setting = SETTING_RELAX_DOMAIN_LEVEL,
 		.name = "kernel command line",
 		.kind = CONTROL_CMDLINE,
 		.path = "proc/cmdline",
 		.token = "relax_domain_level",
 	},
-	{
-		.id = "cpuset_partition",
-		.setting = "isolated_cpus",
+	[CONTROL_CPUSET_PARTITION] = {
+		.key = "cpuset_partition",
+		.setting = SETTING_ISOLATED_CPUS,
 		.name = "cgroup v2 isolated partition topotune.slice",
 		.kind = CONTROL_PARTITION,
 		.path = "sys/fs/cgroup/cpuset.cpus.isolated",
@@ -81,9 +81,9 @@ static const KernelControl control_table[] = {
 		.stock = true,
 		.patched = true,
 	},
-	{
-		.id = "numa_balancing_sysctl",
-		.setting = "numa_balancing",
+	[CONTROL_NUMA_BALANCING_SYSCTL] = {
+		.key = "numa_balancing_sysctl",
+		.setting = SETTING_NUMA_BALANCING,
 		.name = "sysctl kernel.numa_balancing",
 		.kind = CONTROL_VALUE,
 		.path = "proc/sys/kernel/numa_balancing",
@@ -98,9 +98,9 @@ static const KernelControl control_table[] = {
 	 * unbound workqueues' cpumask and irqbalance's banned CPUs exclude the
 	 * isolated CPUs. Each of them is a set of CPUs, probed into KernelCaps.
 	 */
-	{
-		.id = "irq_affinity",
-		.setting = "housekeeping",
+	[CONTROL_IRQ_AFFINITY] = {
+		.key = "irq_affinity",
+		.setting = SETTING_HOUSEKEEPING,
 		.name = "/proc/irq (default_smp_affinity, N/smp_affinity_list)",
 		.kind = CONTROL_IRQS,
 		.path = "proc/irq/default_smp_affinity",
@@ -108,9 +108,9 @@ static const KernelControl control_table[] = {
 		.stock = true,
 		.patched = true,
 	},
-	{
-		.id = "workqueue_cpumask",
-		.setting = "housekeeping",
+	[CONTROL_WORKQUEUE_CPUMASK] = {
+		.key = "workqueue_cpumask",
+		.setting = SETTING_HOUSEKEEPING,
 		.name = "/sys/devices/virtual/workqueue/cpumask",
 		.kind = CONTROL_CPUMASK,
 		.path = "sys/devices/virtual/workqueue/cpumask",
@@ -118,9 +118,9 @@ static const KernelControl control_table[] = {
 		.stock = true,
 		.patched = true,
 	},
-	{
-		.id = "irqbalance_socket",
-		.setting = "housekeeping",
+	[CONTROL_IRQBALANCE_SOCKET] = {
+		.key = "irqbalance_socket",
+		.setting = SETTING_HOUSEKEEPING,
 		.name = "irqbalance's socket (settings cpus)",
 		.kind = CONTROL_IRQBALANCE,
 		.path = "run/irqbalance",
@@ -128,31 +128,19 @@ static const KernelControl control_table[] = {
 	},
 };
 
-static_assert(ELEMENTSOF(control_table) <= KERNEL_CONTROLS_MAX, "KERNEL_CONTROLS_MAX too small for the table");
-
-size_t kernel_control_count(void)
+const KernelControl *kernel_control_get(ControlId id)
 {
-	return ELEMENTSOF(control_table);
+	if (id < 0 || id >= _CONTROL_ID_MAX)
+		return NULL;
+	return &control_table[id];
 }
 
-const KernelControl *kernel_control_at(size_t i)
-{
-	return i < ELEMENTSOF(control_table) ? &control_table[i] : NULL;
-}
-
-const KernelControl *kernel_control_get(const char *id)
-{
-	for (size_t i = 0; id && i < ELEMENTSOF(control_table); i++)
-		if (streq(control_table[i].id, id))
-			return &control_table[i];
-	return NULL;
-}
-
-size_t kernel_control_index(const KernelControl *c)
+ControlId kernel_control_id(const KernelControl *c)
 {
 	assert(c);
+	assert(c >= control_table && c < control_table + _CONTROL_ID_MAX);
 
-	return (size_t)(c - control_table);
+	return (ControlId)(c - control_table);
 }
 
 int kernel_control_max(const KernelControl *c, const char *release)

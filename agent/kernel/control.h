@@ -5,12 +5,13 @@
  * The control table: one row per kernel control topotune reads or writes,
  * with its path, the kind of write it takes and how its values are encoded.
  * The probe, the applier's writes and its read-back all go through it, and
- * KernelCapabilities lists its rows. Rows are named by @id; the controls of
- * one setting are listed in the order they are preferred.
+ * KernelCapabilities lists its rows. Rows are indexed by ControlId (ids.h);
+ * the controls of one setting are listed in the order they are preferred.
  */
 
 #include <stdbool.h>
 
+#include "ids.h"
 #include "macro.h"
 
 typedef enum ControlKind {
@@ -26,8 +27,8 @@ typedef enum ControlKind {
 } ControlKind;
 
 typedef struct KernelControl {
-	const char *id;             /* "smt_buddy_sysctl": KernelCapabilities key */
-	const char *setting;        /* ini key of the setting it serves */
+	const char *key;            /* "smt_buddy_sysctl": KernelCapabilities key (ABI) */
+	SettingId setting;          /* the setting it serves */
 	const char *name;           /* plans say "via NAME" */
 	ControlKind kind;
 	const char *path;           /* below the root */
@@ -42,20 +43,17 @@ typedef struct KernelControl {
 	int assumed;
 } KernelControl;
 
-/* Room in KernelCaps for the table's rows; control.c checks the table fits. */
-#define KERNEL_CONTROLS_MAX 16
-
 typedef struct ControlState {
 	bool present;
 	int value;       /* decoded, when present */
 	int max;         /* the highest value the kernel accepts, when present */
 } ControlState;
 
-size_t kernel_control_count(void) _const_;
-const KernelControl *kernel_control_at(size_t i) _const_;
-/* The row named @id; NULL if there is none. */
-const KernelControl *kernel_control_get(const char *id) _pure_;
-size_t kernel_control_index(const KernelControl *c) _pure_;
+/* The row of @id; NULL for _CONTROL_ID_INVALID (no control). */
+const KernelControl *kernel_control_get(ControlId id) _const_;
+ControlId kernel_control_id(const KernelControl *c) _pure_;
+
+#define CONTROL_FOREACH(i) for (ControlId i = 0; i < _CONTROL_ID_MAX; i++)
 
 /* The highest value a kernel of @release accepts (INT_MAX: any). */
 int kernel_control_max(const KernelControl *c, const char *release);

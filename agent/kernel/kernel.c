@@ -38,60 +38,58 @@ static void caps_init(KernelCaps *c)
 	*c = (KernelCaps) {};
 }
 
-static const ControlState *state(const KernelCaps *c, const char *id)
+static const ControlState *state(const KernelCaps *c, ControlId id)
 {
-	const KernelControl *k = kernel_control_get(id);
-
-	return k ? &c->controls[kernel_control_index(k)] : NULL;
+	return id >= 0 && id < _CONTROL_ID_MAX ? &c->controls[id] : NULL;
 }
 
-bool kernel_caps_has(const KernelCaps *c, const char *id)
+bool kernel_caps_has(const KernelCaps *c, ControlId id)
 {
 	const ControlState *s = state(c, id);
 
 	return s && s->present;
 }
 
-int kernel_caps_value(const KernelCaps *c, const char *id, int unknown)
+int kernel_caps_value(const KernelCaps *c, ControlId id, int unknown)
 {
 	const ControlState *s = state(c, id);
 
 	return s && s->present ? s->value : unknown;
 }
 
-int kernel_caps_max(const KernelCaps *c, const char *id)
+int kernel_caps_max(const KernelCaps *c, ControlId id)
 {
 	const ControlState *s = state(c, id);
 
 	return s && s->present ? s->max : -1;
 }
 
-int kernel_caps_current(const KernelCaps *c, const char *setting, int unknown)
+int kernel_caps_current(const KernelCaps *c, SettingId setting, int unknown)
 {
-	for (size_t i = 0; i < kernel_control_count(); i++)
-		if (streq(kernel_control_at(i)->setting, setting) && c->controls[i].present)
+	CONTROL_FOREACH(i)
+		if (kernel_control_get(i)->setting == setting && c->controls[i].present)
 			return c->controls[i].value;
 	return unknown;
 }
 
-const KernelControl *kernel_caps_control(const KernelCaps *c, const char *setting)
+const KernelControl *kernel_caps_control(const KernelCaps *c, SettingId setting)
 {
-	for (size_t i = 0; i < kernel_control_count(); i++) {
-		const KernelControl *k = kernel_control_at(i);
+	CONTROL_FOREACH(i) {
+		const KernelControl *k = kernel_control_get(i);
 
-		if (streq(k->setting, setting) && k->kind != CONTROL_CMDLINE && c->controls[i].present)
+		if (k->setting == setting && k->kind != CONTROL_CMDLINE && c->controls[i].present)
 			return k;
 	}
 	return NULL;
 }
 
-void kernel_caps_set(KernelCaps *c, const char *id, bool present, int value)
+void kernel_caps_set(KernelCaps *c, ControlId id, bool present, int value)
 {
 	const KernelControl *k = kernel_control_get(id);
 
 	assert(k);
-	c->controls[kernel_control_index(k)] = (ControlState) { present, present ? value : 0,
-								present ? kernel_control_max(k, c->release) : 0 };
+	c->controls[id] = (ControlState) { present, present ? value : 0,
+					   present ? kernel_control_max(k, c->release) : 0 };
 }
 
 const char *kernel_caps_entry(const KernelCaps *c, size_t i, bool *ret)
@@ -99,14 +97,14 @@ const char *kernel_caps_entry(const KernelCaps *c, size_t i, bool *ret)
 	size_t n = 0;
 
 	/* The controls with a file (or socket) of their own; a boot parameter or the partition is no capability. */
-	for (size_t j = 0; j < kernel_control_count(); j++) {
-		const KernelControl *k = kernel_control_at(j);
+	CONTROL_FOREACH(j) {
+		const KernelControl *k = kernel_control_get(j);
 
 		if (k->kind == CONTROL_CMDLINE || k->kind == CONTROL_PARTITION)
 			continue;
 		if (n++ == i) {
 			*ret = c->controls[j].present;
-			return k->id;
+			return k->key;
 		}
 	}
 	switch (i - n) {
@@ -212,8 +210,8 @@ static int probe_file(KernelCaps *c, int root_fd, const char *path, char **ret)
  */
 static void probe_controls(KernelCaps *c, int root_fd)
 {
-	for (size_t i = 0; i < kernel_control_count(); i++) {
-		const KernelControl *k = kernel_control_at(i);
+	CONTROL_FOREACH(i) {
+		const KernelControl *k = kernel_control_get(i);
 		_cleanup_free_ char *s = NULL;
 		int v;
 
@@ -273,7 +271,8 @@ void kernel_probe_housekeeping(int root_fd, KernelCaps *c)
 	c->n_irqs = 0;
 	c->irqbalance_pid = 0;
 
-	kernel_caps_set(c, "irq_affinity", probe_mask(c, root_fd, "proc/irq/default_smp_affinity", &c->irq_default) >= 0, 0);
+	kernel_caps_set(c, CONTROL_IRQ_AFFINITY,
+			probe_mask(c, root_fd, "proc/irq/default_smp_affinity", &c->irq_default) >= 0, 0);
 	fd = open_beneath(root_fd, "proc/irq", O_RDONLY | O_DIRECTORY, 0, FILEIO_READ);
 	if (fd >= 0 && (d = fdopendir(fd))) {
 		fd = -EBADF;
@@ -300,7 +299,7 @@ void kernel_probe_housekeeping(int root_fd, KernelCaps *c)
 		closedir(d);
 		qsort(c->irqs, c->n_irqs, sizeof(KernelIrq), irq_compare);
 	}
-	kernel_caps_set(c, "workqueue_cpumask",
+	kernel_caps_set(c, CONTROL_WORKQUEUE_CPUMASK,
 			probe_mask(c, root_fd, "sys/devices/virtual/workqueue/cpumask", &c->workqueue_mask) >= 0, 0);
 
 	/* irqbalance 1.9 (Debian 12) listens on run/irqbalance/irqbalance<PID>.sock. */
@@ -315,7 +314,7 @@ void kernel_probe_housekeeping(int root_fd, KernelCaps *c)
 		}
 		closedir(d);
 	}
-	kernel_caps_set(c, "irqbalance_socket", c->irqbalance_pid > 0, 0);
+	kernel_caps_set(c, CONTROL_IRQBALANCE_SOCKET, c->irqbalance_pid > 0, 0);
 }
 
 int kernel_probe(int root_fd, KernelCaps *ret)
@@ -345,13 +344,13 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 	c.debugfs_sched = dir_exists_at(root_fd, "sys/kernel/debug/sched");
 
 	probe_controls(&c, root_fd);
-	if (!kernel_caps_has(&c, "smt_buddy_sysctl") && !kernel_caps_has(&c, "smt_buddy_debugfs"))
+	if (!kernel_caps_has(&c, CONTROL_SMT_BUDDY_SYSCTL) && !kernel_caps_has(&c, CONTROL_SMT_BUDDY_DEBUGFS))
 		note(&c, "SMT_BUDDY_ASSIST: not in this kernel (no /proc/sys/kernel/sched_smt_buddy_assist, "
 			 "no token in /sys/kernel/debug/sched/features)");
-	else if (!kernel_caps_has(&c, "smt_buddy_sysctl") && c.lockdown)
+	else if (!kernel_caps_has(&c, CONTROL_SMT_BUDDY_SYSCTL) && c.lockdown)
 		note(&c, "SMT_BUDDY_ASSIST: only debugfs control, read-only under lockdown");
 
-	if (!kernel_caps_control(&c, "relax_domain_level"))
+	if (!kernel_caps_control(&c, SETTING_RELAX_DOMAIN_LEVEL))
 		note(&c, "relax_domain_level: no runtime control (no /proc/sys/kernel/sched_relax_domain_level, "
 			 "no cgroup v1 cpuset), boot parameter only");
 
@@ -367,7 +366,7 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 		c.isolated_known = cpuset_parse_list(s, &c.isolated, NULL) >= 0;
 	free(s);
 	s = NULL;
-	kernel_caps_set(&c, "cpuset_partition", c.cpuset_partitions, 0);
+	kernel_caps_set(&c, CONTROL_CPUSET_PARTITION, c.cpuset_partitions, 0);
 	if (!c.cgroup_v2_cpuset)
 		note(&c, c.cgroup_v2 ? "isolation: cgroup v2 without the cpuset controller"
 				     : "isolation: no cgroup v2 hierarchy at /sys/fs/cgroup");
@@ -376,7 +375,7 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 	 * The stock SNC-3 fix-up landed in 6.17; our series adds Hygon and a
 	 * sysctl, and on older bases (6.12) it carries the fix-up's backport.
 	 */
-	c.numa_averaging_hygon = kernel_caps_has(&c, "smt_buddy_sysctl");
+	c.numa_averaging_hygon = kernel_caps_has(&c, CONTROL_SMT_BUDDY_SYSCTL);
 	c.numa_averaging_intel = release_code(c.release) >= 6017 || c.numa_averaging_hygon;
 
 	if (probe_file(&c, root_fd, "proc/schedstat", &s) >= 0)
@@ -395,11 +394,11 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 /* The controls the table says a stock (or a patched) kernel has, with their assumed values. */
 static void caps_assume(KernelCaps *c, bool patched)
 {
-	for (size_t i = 0; i < kernel_control_count(); i++) {
-		const KernelControl *k = kernel_control_at(i);
+	CONTROL_FOREACH(i) {
+		const KernelControl *k = kernel_control_get(i);
 
 		if (patched ? k->patched : k->stock)
-			kernel_caps_set(c, k->id, true, k->assumed);
+			kernel_caps_set(c, i, true, k->assumed);
 	}
 }
 

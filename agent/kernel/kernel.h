@@ -20,8 +20,8 @@ typedef struct KernelIrq {
 typedef struct KernelCaps {
 	char release[64];            /* proc/sys/kernel/osrelease, "" unknown */
 
-	/* Each row of the control table (control.h), by kernel_control_index(). */
-	ControlState controls[KERNEL_CONTROLS_MAX];
+	/* Each row of the control table (control.h), by ControlId. */
+	ControlState controls[_CONTROL_ID_MAX];
 
 	/* isolation */
 	bool cgroup_v2;              /* sys/fs/cgroup/cgroup.controllers */
@@ -71,20 +71,20 @@ void kernel_caps_done(KernelCaps *c);
 void kernel_irqs_free(KernelIrq *irqs, size_t n);
 
 /* Is control @id (a row of the control table) there? */
-bool kernel_caps_has(const KernelCaps *c, const char *id) _pure_;
+bool kernel_caps_has(const KernelCaps *c, ControlId id) _pure_;
 /* The value control @id reads, or @unknown when it is not there. */
-int kernel_caps_value(const KernelCaps *c, const char *id, int unknown) _pure_;
+int kernel_caps_value(const KernelCaps *c, ControlId id, int unknown) _pure_;
 /* The highest value control @id accepts (INT_MAX: any), -1 when it is not there. */
-int kernel_caps_max(const KernelCaps *c, const char *id) _pure_;
+int kernel_caps_max(const KernelCaps *c, ControlId id) _pure_;
 /*
  * The setting's current value: what its first control that is there reads
  * (in the table's order of preference), or @unknown.
  */
-int kernel_caps_current(const KernelCaps *c, const char *setting, int unknown) _pure_;
+int kernel_caps_current(const KernelCaps *c, SettingId setting, int unknown) _pure_;
 /* The first control of @setting that is there, runtime controls only; NULL: none. */
-const KernelControl *kernel_caps_control(const KernelCaps *c, const char *setting) _pure_;
+const KernelControl *kernel_caps_control(const KernelCaps *c, SettingId setting) _pure_;
 /* For the offline assumptions and tests: say control @id is there (or not) with @value. */
-void kernel_caps_set(KernelCaps *c, const char *id, bool present, int value);
+void kernel_caps_set(KernelCaps *c, ControlId id, bool present, int value);
 
 /*
  * KernelCapabilities: one entry per row of the control table, then the

@@ -44,7 +44,10 @@ Plan *plan_free(Plan *p)
 	return NULL;
 }
 
-_printf_(5, 6) static int step_set(PlanStep *s, StepAction a, const char *control, const Origin *o,
+/* No control: a step that writes nothing and names no control it reads. */
+#define NO_CONTROL _CONTROL_ID_INVALID
+
+_printf_(5, 6) static int step_set(PlanStep *s, StepAction a, ControlId control, const Origin *o,
 				   const char *why_fmt, ...)
 {
 	va_list ap;
@@ -70,8 +73,9 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 	const ProfileSettings *s = in->settings;
 	const KernelCaps *k = in->caps;
 	PlanStep *st = &p->steps[SETTING_SMT_BUDDY_ASSIST];
-	bool sysctl = kernel_caps_has(k, "smt_buddy_sysctl"), debugfs = kernel_caps_has(k, "smt_buddy_debugfs");
-	int current = kernel_caps_current(k, "smt_buddy_assist", -1);
+	bool sysctl = kernel_caps_has(k, CONTROL_SMT_BUDDY_SYSCTL);
+	bool debugfs = kernel_caps_has(k, CONTROL_SMT_BUDDY_DEBUGFS);
+	int current = kernel_caps_current(k, SETTING_SMT_BUDDY_ASSIST, -1);
 	const Origin *o = &s->origin[SETTING_SMT_BUDDY_ASSIST];
 	SmtBuddyMode mode = s->value[SETTING_SMT_BUDDY_ASSIST].mode;
 	bool want = mode == SMT_BUDDY_ON;
@@ -87,28 +91,28 @@ static int plan_smt_buddy(const PlanInput *in, Plan *p)
 		return r;
 
 	if (mode == SMT_BUDDY_KEEP)
-		return step_set(st, STEP_KEEP, NULL, o, "smt_buddy_assist = keep: left as the kernel has it");
+		return step_set(st, STEP_KEEP, NO_CONTROL, o, "smt_buddy_assist = keep: left as the kernel has it");
 	if (!sysctl && !debugfs && !want)
-		return step_set(st, STEP_NONE, NULL, o, "kernel lacks SMT_BUDDY_ASSIST, which is as good as off");
+		return step_set(st, STEP_NONE, NO_CONTROL, o, "kernel lacks SMT_BUDDY_ASSIST, which is as good as off");
 	if (!sysctl && !debugfs)
-		return step_set(st, STEP_UNSUPPORTED, NULL, o,
+		return step_set(st, STEP_UNSUPPORTED, NO_CONTROL, o,
 				"kernel lacks SMT_BUDDY_ASSIST (needs the topotune kernel series)");
 	if (want && in->topology->threads_per_core <= 1)
-		return step_set(st, STEP_NOT_APPLICABLE, NULL, o,
+		return step_set(st, STEP_NOT_APPLICABLE, NO_CONTROL, o,
 				"no SMT siblings on this machine: nothing to push to");
 	if (current == (int)want)
-		return step_set(st, STEP_NONE, sysctl ? "smt_buddy_sysctl" : "smt_buddy_debugfs",
+		return step_set(st, STEP_NONE, sysctl ? CONTROL_SMT_BUDDY_SYSCTL : CONTROL_SMT_BUDDY_DEBUGFS,
 				o, "already %s", onoff(want));
 	p->smt_buddy_assist = want;
 	if (sysctl)
-		return step_set(st, STEP_SET, "smt_buddy_sysctl", o, "wanted %s", onoff(want));
+		return step_set(st, STEP_SET, CONTROL_SMT_BUDDY_SYSCTL, o, "wanted %s", onoff(want));
 	if (k->lockdown) {
 		p->smt_buddy_assist = current > 0;
-		return step_set(st, STEP_UNSUPPORTED, "smt_buddy_debugfs", o,
+		return step_set(st, STEP_UNSUPPORTED, CONTROL_SMT_BUDDY_DEBUGFS, o,
 				"only the debugfs control exists and lockdown (%s) makes debugfs read-only",
 				k->lockdown_mode);
 	}
-	return step_set(st, STEP_SET, "smt_buddy_debugfs", o, "wanted %s (no sysctl: debugfs)", onoff(want));
+	return step_set(st, STEP_SET, CONTROL_SMT_BUDDY_DEBUGFS, o, "wanted %s (no sysctl: debugfs)", onoff(want));
 }
 
 int plan_predict_layout(const PlanInput *in, const CpuSet *isolated, int relax, DomainLayout **ret)
@@ -151,8 +155,8 @@ static int plan_relax(const PlanInput *in, Plan *p)
 	const ProfileSettings *s = in->settings;
 	const KernelCaps *k = in->caps;
 	PlanStep *st = &p->steps[SETTING_RELAX_DOMAIN_LEVEL];
-	bool sysctl = kernel_caps_has(k, "relax_sysctl"), cgroup_v1 = kernel_caps_has(k, "relax_cgroup_v1");
-	int current = kernel_caps_current(k, "relax_domain_level", -1);
+	bool sysctl = kernel_caps_has(k, CONTROL_RELAX_SYSCTL), cgroup_v1 = kernel_caps_has(k, CONTROL_RELAX_CGROUP_V1);
+	int current = kernel_caps_current(k, SETTING_RELAX_DOMAIN_LEVEL, -1);
 	const SettingValue *v = &s->value[SETTING_RELAX_DOMAIN_LEVEL];
 	const Origin *o = &s->origin[SETTING_RELAX_DOMAIN_LEVEL];
 	int want, r;
@@ -168,7 +172,7 @@ static int plan_relax(const PlanInput *in, Plan *p)
 		r = strprintf_to(&st->to, "%s", st->from);
 		if (r < 0)
 			return r;
-		return step_set(st, STEP_KEEP, NULL, o, "relax_domain_level = keep");
+		return step_set(st, STEP_KEEP, NO_CONTROL, o, "relax_domain_level = keep");
 	case RELAX_AUTO:
 		want = plan_auto_relax_level(in);
 		if (want < -1)
@@ -193,19 +197,19 @@ static int plan_relax(const PlanInput *in, Plan *p)
 		return r;
 	if (want == current)
 		return step_set(st, STEP_NONE,
-				sysctl ? "relax_sysctl" :
-				cgroup_v1 ? "relax_cgroup_v1" : NULL,
+				sysctl ? CONTROL_RELAX_SYSCTL :
+				cgroup_v1 ? CONTROL_RELAX_CGROUP_V1 : NO_CONTROL,
 				o, "%s; already in effect", derivation);
 	if (sysctl || cgroup_v1) {
 		p->relax_level = want;
-		return step_set(st, STEP_SET, sysctl ? "relax_sysctl" : "relax_cgroup_v1", o,
+		return step_set(st, STEP_SET, sysctl ? CONTROL_RELAX_SYSCTL : CONTROL_RELAX_CGROUP_V1, o,
 				"%s", derivation);
 	}
 	r = want >= 0 ? strprintf_to(&p->kernel_cmdline, "relax_domain_level=%d", want)
 		      : strprintf_to(&p->kernel_cmdline, "-relax_domain_level");
 	if (r < 0)
 		return r;
-	return step_set(st, STEP_PENDING_REBOOT, "relax_cmdline", o,
+	return step_set(st, STEP_PENDING_REBOOT, CONTROL_RELAX_CMDLINE, o,
 			"%s; no runtime control on this kernel: %s the kernel command line and reboot", derivation,
 			want >= 0 ? "add relax_domain_level= to" : "remove relax_domain_level= from");
 }
@@ -380,7 +384,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		r = strprintf_to(&st->to, "%s", st->from);
 		if (r < 0)
 			return r;
-		return step_set(st, STEP_KEEP, NULL, o, "isolated_cpus = keep");
+		return step_set(st, STEP_KEEP, NO_CONTROL, o, "isolated_cpus = keep");
 	case ISOLATION_NONE:
 		break;
 	case ISOLATION_LIST:
@@ -411,7 +415,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		}
 		cpuset_done(&bad);
 		if (r >= 0)
-			r = step_set(st, STEP_REFUSED, NULL, o, "not online: %s", b);
+			r = step_set(st, STEP_REFUSED, NO_CONTROL, o, "not online: %s", b);
 		goto out;
 	}
 	{
@@ -421,7 +425,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		if (r >= 0) {
 			cpuset_andnot(&hk, &want);
 			if (cpuset_is_empty(&hk))
-				r = step_set(st, STEP_REFUSED, NULL, o, "no housekeeping CPU would remain");
+				r = step_set(st, STEP_REFUSED, NO_CONTROL, o, "no housekeeping CPU would remain");
 		}
 		cpuset_done(&hk);
 		if (r < 0 || st->action == STEP_REFUSED)
@@ -436,24 +440,24 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 
 				r = cpuset_format_list(core, &c);
 				if (r >= 0)
-					r = step_set(st, STEP_REFUSED, NULL, o,
+					r = step_set(st, STEP_REFUSED, NO_CONTROL, o,
 						     "would split the SMT siblings %s (housekeeping_smt = whole-cores)", c);
 				goto out;
 			}
 		}
 
 	if (k->isolated_known && cpuset_equal(&want, &k->isolated))
-		r = step_set(st, STEP_NONE, "cpuset_partition", o, "already isolated as wanted");
+		r = step_set(st, STEP_NONE, CONTROL_CPUSET_PARTITION, o, "already isolated as wanted");
 	else if (cpuset_is_empty(&want) && (!k->cgroup_v2_cpuset || !k->cpuset_partitions)) {
 		/* Nothing can be isolated through partitions here, so none are: in sync, nothing to use. */
 		r = strprintf_to(&st->from, "none");
 		if (r >= 0)
-			r = step_set(st, STEP_NONE, NULL, o,
+			r = step_set(st, STEP_NONE, NO_CONTROL, o,
 				     "no isolated CPUs wanted, and without cgroup v2 cpuset partitions (%s) none are",
 				     !k->cgroup_v2 ? "no cgroup v2 hierarchy" :
 				     !k->cgroup_v2_cpuset ? "cpuset controller not available" : "kernel older than 5.11");
 	} else if (!k->cgroup_v2_cpuset || !k->cpuset_partitions)
-		r = step_set(st, STEP_UNSUPPORTED, NULL, o,
+		r = step_set(st, STEP_UNSUPPORTED, NO_CONTROL, o,
 			     "isolation needs cgroup v2 cpuset partitions (%s)",
 			     !k->cgroup_v2 ? "no cgroup v2 hierarchy; cgroup v1 is refused" :
 			     !k->cgroup_v2_cpuset ? "cpuset controller not available" : "kernel older than 5.11");
@@ -464,7 +468,7 @@ static int plan_isolation(const PlanInput *in, Plan *p)
 		if (r >= 0 && (v->mode == ISOLATION_PER_LLC || v->mode == ISOLATION_PER_NODE))
 			r = auto_isolation_why(t, v->mode, &want, &why);
 		if (r >= 0)
-			r = step_set(st, STEP_SET, "cpuset_partition", o, "%s",
+			r = step_set(st, STEP_SET, CONTROL_CPUSET_PARTITION, o, "%s",
 				     why ?: v->mode == ISOLATION_NONE ? "no isolated CPUs wanted" : "explicit list");
 	}
 out:
@@ -476,19 +480,21 @@ out:
 static int plan_numa_balancing(const PlanInput *in, Plan *p)
 {
 	const KernelCaps *k = in->caps;
-	const KernelControl *c = kernel_control_get("numa_balancing_sysctl");
+	const ControlId id = CONTROL_NUMA_BALANCING_SYSCTL;
+	const KernelControl *c = kernel_control_get(id);
 	PlanStep *st = &p->steps[SETTING_NUMA_BALANCING];
 	const Origin *o = &in->settings->origin[SETTING_NUMA_BALANCING];
 	NumaBalancingMode mode = in->settings->value[SETTING_NUMA_BALANCING].mode;
-	bool present = kernel_caps_has(k, c->id);
-	int current = kernel_caps_value(k, c->id, -1), want = mode - NUMA_BALANCING_OFF, r;
+	bool present = kernel_caps_has(k, id);
+	int current = kernel_caps_value(k, id, -1), want = mode - NUMA_BALANCING_OFF, r;
 
 	r = present ? kernel_control_format(c, current, &st->from) : strprintf_to(&st->from, "absent");
 	if (r < 0)
 		return r;
 	if (mode == NUMA_BALANCING_KEEP) {
 		r = strprintf_to(&st->to, "%s", st->from);
-		return r < 0 ? r : step_set(st, STEP_KEEP, NULL, o, "numa_balancing = keep: left as the kernel has it");
+		return r < 0 ? r : step_set(st, STEP_KEEP, NO_CONTROL, o,
+					    "numa_balancing = keep: left as the kernel has it");
 	}
 	if (mode < 0 || mode >= _NUMA_BALANCING_MAX)
 		return -EINVAL;
@@ -497,22 +503,22 @@ static int plan_numa_balancing(const PlanInput *in, Plan *p)
 		return r;
 
 	if (!present && want == 0)
-		return step_set(st, STEP_NONE, NULL, o, "kernel lacks NUMA balancing, which is as good as off");
+		return step_set(st, STEP_NONE, NO_CONTROL, o, "kernel lacks NUMA balancing, which is as good as off");
 	if (!present)
-		return step_set(st, STEP_UNSUPPORTED, NULL, o,
+		return step_set(st, STEP_UNSUPPORTED, NO_CONTROL, o,
 				"kernel lacks NUMA balancing (no /proc/sys/kernel/numa_balancing: CONFIG_NUMA_BALANCING)");
-	if (want > kernel_caps_max(k, c->id))
-		return step_set(st, STEP_UNSUPPORTED, NULL, o,
+	if (want > kernel_caps_max(k, id))
+		return step_set(st, STEP_UNSUPPORTED, NO_CONTROL, o,
 				"kernel %s takes only off and on: memory tiering needs 5.18 or later", k->release);
 	if (current == want)
-		return step_set(st, STEP_NONE, c->id, o, "already %s", st->to);
-	return step_set(st, STEP_SET, c->id, o, "wanted %s", st->to);
+		return step_set(st, STEP_NONE, id, o, "already %s", st->to);
+	return step_set(st, STEP_SET, id, o, "wanted %s", st->to);
 }
 
-static const char *const housekeeping_controls[_HOUSEKEEPING_PART_MAX] = {
-	[HOUSEKEEPING_IRQS] = "irq_affinity",
-	[HOUSEKEEPING_WORKQUEUES] = "workqueue_cpumask",
-	[HOUSEKEEPING_IRQBALANCE] = "irqbalance_socket",
+static const ControlId housekeeping_controls[_HOUSEKEEPING_PART_MAX] = {
+	[HOUSEKEEPING_IRQS] = CONTROL_IRQ_AFFINITY,
+	[HOUSEKEEPING_WORKQUEUES] = CONTROL_WORKQUEUE_CPUMASK,
+	[HOUSEKEEPING_IRQBALANCE] = CONTROL_IRQBALANCE_SOCKET,
 };
 
 /*
@@ -612,12 +618,12 @@ static int plan_housekeeping(const PlanInput *in, Plan *p)
 		return r;
 	if (mode == 0) {
 		r = strdup_to(&st->to, st->from);
-		return r < 0 ? r : step_set(st, STEP_KEEP, NULL, o,
+		return r < 0 ? r : step_set(st, STEP_KEEP, NO_CONTROL, o,
 					    "housekeeping = none: IRQs, workqueues and irqbalance left as they are");
 	}
 	if (cpuset_is_empty(&p->isolated)) {
 		r = strdup_to(&st->to, st->from);
-		return r < 0 ? r : step_set(st, STEP_NOT_APPLICABLE, NULL, o,
+		return r < 0 ? r : step_set(st, STEP_NOT_APPLICABLE, NO_CONTROL, o,
 					    "no isolated CPUs: nothing to keep IRQs and workqueues off");
 	}
 

@@ -12,18 +12,8 @@
 #include <stdbool.h>
 
 #include "cpuset.h"
+#include "ids.h"
 #include "macro.h"
-
-typedef enum SettingId {
-	SETTING_SMT_BUDDY_ASSIST,
-	SETTING_RELAX_DOMAIN_LEVEL,
-	SETTING_ISOLATED_CPUS,
-	SETTING_HOUSEKEEPING_SMT,
-	SETTING_NUMA_BALANCING,
-	SETTING_HOUSEKEEPING,
-	_SETTING_MAX,
-	_SETTING_INVALID = -EINVAL,
-} SettingId;
 
 typedef enum SmtBuddyMode {
 	SMT_BUDDY_KEEP,

@@ -27,12 +27,10 @@
  */
 static int setting_number(SettingId id, const char *text, int *ret)
 {
-	const char *key = setting_id_to_string(id);
+	for (ControlId i = 0; text && i < _CONTROL_ID_MAX; i++) {
+		const KernelControl *c = kernel_control_get(i);
 
-	for (size_t i = 0; key && text && i < kernel_control_count(); i++) {
-		const KernelControl *c = kernel_control_at(i);
-
-		if (!streq(c->setting, key))
+		if (c->setting != id)
 			continue;
 		if (c->kind != CONTROL_VALUE && c->kind != CONTROL_FEATURE)
 			return -EINVAL;

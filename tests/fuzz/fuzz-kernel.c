@@ -46,8 +46,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	if (kernel_probe(root, &caps) >= 0) {
 		fuzz_assert(memchr(caps.release, 0, sizeof(caps.release)));
 		fuzz_assert(memchr(caps.lockdown_mode, 0, sizeof(caps.lockdown_mode)));
-		fuzz_assert(kernel_caps_current(&caps, "smt_buddy_assist", -1) >= -1 &&
-			    kernel_caps_current(&caps, "smt_buddy_assist", -1) <= 1);
+		fuzz_assert(kernel_caps_current(&caps, SETTING_SMT_BUDDY_ASSIST, -1) >= -1 &&
+			    kernel_caps_current(&caps, SETTING_SMT_BUDDY_ASSIST, -1) <= 1);
 		kernel_caps_done(&caps);
 	}
 	memset(&id, 0, sizeof(id));

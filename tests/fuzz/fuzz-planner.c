@@ -57,11 +57,11 @@ static void make_caps(Bytes *b, unsigned n, KernelCaps *k)
 		kernel_caps_patched(k);
 	else
 		kernel_caps_stock(k);
-	kernel_caps_set(k, "smt_buddy_sysctl", f & 2, (int)(v & 3) - 1);           /* -1..2 */
-	kernel_caps_set(k, "smt_buddy_debugfs", f & 4, (int)(v & 3) - 1);
-	kernel_caps_set(k, "relax_sysctl", f & 8, (int)((v >> 2) & 7) - 1);          /* -1..6 */
-	kernel_caps_set(k, "relax_cgroup_v1", f & 16, (int)((v >> 2) & 7) - 1);
-	kernel_caps_set(k, "relax_cmdline", g & 64, (int)(v >> 5) - 1);             /* -1..6 */
+	kernel_caps_set(k, CONTROL_SMT_BUDDY_SYSCTL, f & 2, (int)(v & 3) - 1);           /* -1..2 */
+	kernel_caps_set(k, CONTROL_SMT_BUDDY_DEBUGFS, f & 4, (int)(v & 3) - 1);
+	kernel_caps_set(k, CONTROL_RELAX_SYSCTL, f & 8, (int)((v >> 2) & 7) - 1);          /* -1..6 */
+	kernel_caps_set(k, CONTROL_RELAX_CGROUP_V1, f & 16, (int)((v >> 2) & 7) - 1);
+	kernel_caps_set(k, CONTROL_RELAX_CMDLINE, g & 64, (int)(v >> 5) - 1);             /* -1..6 */
 	k->cgroup_v2 = f & 32;
 	k->cgroup_v2_cpuset = f & 64;
 	k->cpuset_partitions = f & 128;

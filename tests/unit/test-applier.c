@@ -217,8 +217,8 @@ static Plan *make_plan_on(SmtBuddyMode smt, RelaxMode relax, int level, const ch
 	if (isolated)
 		check(cpuset_parse_list(isolated, &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
 	kernel_caps_patched(&k);
-	kernel_caps_set(&k, "smt_buddy_sysctl", !debugfs_only, smt_current);
-	kernel_caps_set(&k, "smt_buddy_debugfs", true, smt_current);
+	kernel_caps_set(&k, CONTROL_SMT_BUDDY_SYSCTL, !debugfs_only, smt_current);
+	kernel_caps_set(&k, CONTROL_SMT_BUDDY_DEBUGFS, true, smt_current);
 	in = (PlanInput) { &intel, t, &k, &s, "t" };
 	check(plan_compute(&in, &p) == 0);
 	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
@@ -310,7 +310,7 @@ static void test_numa_balancing(void)
 	check(strstr(before, "proc/sys/kernel/numa_balancing\n1\n"));
 	check(topo_build(&small, &t) == 0);
 	check(kernel_probe(fd, &k) == 0);
-	check_int(kernel_caps_value(&k, "numa_balancing_sysctl", -1), 1);
+	check_int(kernel_caps_value(&k, CONTROL_NUMA_BALANCING_SYSCTL, -1), 1);
 	in = (PlanInput) { &intel, t, &k, &s, "t" };
 	check(plan_compute(&in, &p) == 0);
 	kernel_caps_done(&k);

@@ -101,7 +101,7 @@ static void make_caps(int kind, KernelCaps *k)
 	case K_LOCKDOWN_DEBUGFS:
 		/* A kernel with only the debugfs feature flag, booted with Secure Boot. */
 		kernel_caps_stock(k);
-		kernel_caps_set(k, "smt_buddy_debugfs", true, 0);
+		kernel_caps_set(k, CONTROL_SMT_BUDDY_DEBUGFS, true, 0);
 		k->lockdown = true;
 		snprintf(k->lockdown_mode, sizeof(k->lockdown_mode), "integrity");
 		break;
@@ -110,7 +110,7 @@ static void make_caps(int kind, KernelCaps *k)
 		k->cgroup_v2 = k->cgroup_v2_cpuset = k->cpuset_partitions = false;
 		/* As kernel_probe() finds it: no root cpuset.cpus.isolated to read. */
 		k->isolated_known = false;
-		kernel_caps_set(k, "relax_cgroup_v1", true, -1);
+		kernel_caps_set(k, CONTROL_RELAX_CGROUP_V1, true, -1);
 		break;
 	}
 }
@@ -271,7 +271,7 @@ static void test_numa_balancing(void)
 
 		kernel_caps_stock(&k);
 		snprintf(k.release, sizeof(k.release), "%s", numa_cases[i].release ?: "6.1.0");
-		kernel_caps_set(&k, "numa_balancing_sysctl", numa_cases[i].release, numa_cases[i].current);
+		kernel_caps_set(&k, CONTROL_NUMA_BALANCING_SYSCTL, numa_cases[i].release, numa_cases[i].current);
 		in = (PlanInput) { &intel_vm, t, &k, &s, "t" };
 		check(plan_compute(&in, &p) == 0);
 		if (p) {
@@ -378,7 +378,7 @@ static void test_housekeeping(void)
 		if (hk_cases[i].isolated)
 			check(cpuset_parse_list(hk_cases[i].isolated, &s.value[SETTING_ISOLATED_CPUS].cpus, NULL) == 0);
 		kernel_caps_stock(&k);
-		kernel_caps_set(&k, "irq_affinity", hk_cases[i].irq_default, 0);
+		kernel_caps_set(&k, CONTROL_IRQ_AFFINITY, hk_cases[i].irq_default, 0);
 		if (hk_cases[i].irq_default)
 			check(cpuset_parse_mask(hk_cases[i].irq_default, &k.irq_default) == 0);
 		irqs_from_text(&k, hk_cases[i].irqs);
@@ -392,10 +392,10 @@ static void test_housekeeping(void)
 				check(safe_atou_base(*r, 10, &k.irqs_refused[k.n_irqs_refused++]) == 0);
 			}
 		}
-		kernel_caps_set(&k, "workqueue_cpumask", hk_cases[i].wq, 0);
+		kernel_caps_set(&k, CONTROL_WORKQUEUE_CPUMASK, hk_cases[i].wq, 0);
 		if (hk_cases[i].wq)
 			check(cpuset_parse_mask(hk_cases[i].wq, &k.workqueue_mask) == 0);
-		kernel_caps_set(&k, "irqbalance_socket", hk_cases[i].irqbalance, 0);
+		kernel_caps_set(&k, CONTROL_IRQBALANCE_SOCKET, hk_cases[i].irqbalance, 0);
 		in = (PlanInput) { &intel_vm, t, &k, &s, "t" };
 		check_ctx(hk_cases[i].name, plan_compute(&in, &p) == 0);
 		if (p) {

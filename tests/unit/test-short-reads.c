@@ -204,10 +204,11 @@ static char *read_kernel(int root)
 	if (r < 0)
 		return done(&b);
 	strbuf_appendf(&b, "release %s smt %d %d cur %d relax %d %d cur %d boot %d\n", k.release,
-		       kernel_caps_has(&k, "smt_buddy_sysctl"), kernel_caps_has(&k, "smt_buddy_debugfs"),
-		       kernel_caps_current(&k, "smt_buddy_assist", -1), kernel_caps_has(&k, "relax_sysctl"),
-		       kernel_caps_has(&k, "relax_cgroup_v1"), kernel_caps_current(&k, "relax_domain_level", -1),
-		       kernel_caps_value(&k, "relax_cmdline", -1));
+		       kernel_caps_has(&k, CONTROL_SMT_BUDDY_SYSCTL), kernel_caps_has(&k, CONTROL_SMT_BUDDY_DEBUGFS),
+		       kernel_caps_current(&k, SETTING_SMT_BUDDY_ASSIST, -1), kernel_caps_has(&k, CONTROL_RELAX_SYSCTL),
+		       kernel_caps_has(&k, CONTROL_RELAX_CGROUP_V1),
+		       kernel_caps_current(&k, SETTING_RELAX_DOMAIN_LEVEL, -1),
+		       kernel_caps_value(&k, CONTROL_RELAX_CMDLINE, -1));
 	strbuf_appendf(&b, "cgroup %d %d %d known %d debugfs %d lockdown %d %s avg %d %d schedstat %d\n", k.cgroup_v2,
 		       k.cgroup_v2_cpuset, k.cpuset_partitions, k.isolated_known, k.debugfs_sched, k.lockdown,
 		       k.lockdown_mode, k.numa_averaging_intel, k.numa_averaging_hygon, k.schedstat_version);

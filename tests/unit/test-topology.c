@@ -276,7 +276,8 @@ static void test_empty_root(void)
 	check(cpuid_identify_sysroot(fd, &id) == -ENODATA);
 	/* The probe still answers: everything missing, each with a reason. */
 	check(kernel_probe(fd, &k) == 0);
-	check(!kernel_caps_has(&k, "smt_buddy_sysctl") && !kernel_caps_has(&k, "relax_sysctl") && !k.cgroup_v2);
+	check(!kernel_caps_has(&k, CONTROL_SMT_BUDDY_SYSCTL) && !kernel_caps_has(&k, CONTROL_RELAX_SYSCTL) &&
+	      !k.cgroup_v2);
 	check_int(strv_length(k.notes), 3);
 	kernel_caps_done(&k);
 }
@@ -288,18 +289,18 @@ static void test_kernel_probe(void)
 	KernelCaps k;
 
 	check(kernel_probe(fd, &k) == 0);
-	check(kernel_caps_has(&k, "smt_buddy_sysctl") && kernel_caps_has(&k, "smt_buddy_debugfs") &&
-	      kernel_caps_has(&k, "relax_sysctl"));
-	check_int(kernel_caps_current(&k, "smt_buddy_assist", -1), 0);
-	check_int(kernel_caps_current(&k, "relax_domain_level", -1), -1);
+	check(kernel_caps_has(&k, CONTROL_SMT_BUDDY_SYSCTL) && kernel_caps_has(&k, CONTROL_SMT_BUDDY_DEBUGFS) &&
+	      kernel_caps_has(&k, CONTROL_RELAX_SYSCTL));
+	check_int(kernel_caps_current(&k, SETTING_SMT_BUDDY_ASSIST, -1), 0);
+	check_int(kernel_caps_current(&k, SETTING_RELAX_DOMAIN_LEVEL, -1), -1);
 	check(k.cgroup_v2_cpuset && k.cpuset_partitions && k.isolated_known);
 	check(k.numa_averaging_hygon && k.numa_averaging_intel);
 	check(!k.lockdown);
 	kernel_caps_done(&k);
 
 	check(kernel_probe(fs, &k) == 0);
-	check(!kernel_caps_has(&k, "smt_buddy_sysctl") && !kernel_caps_has(&k, "smt_buddy_debugfs") &&
-	      !kernel_caps_has(&k, "relax_sysctl") && !kernel_caps_has(&k, "relax_cgroup_v1"));
+	check(!kernel_caps_has(&k, CONTROL_SMT_BUDDY_SYSCTL) && !kernel_caps_has(&k, CONTROL_SMT_BUDDY_DEBUGFS) &&
+	      !kernel_caps_has(&k, CONTROL_RELAX_SYSCTL) && !kernel_caps_has(&k, CONTROL_RELAX_CGROUP_V1));
 	check(!k.numa_averaging_hygon);
 	check_int(strv_length(k.notes), 2);
 	kernel_caps_done(&k);
@@ -307,8 +308,8 @@ static void test_kernel_probe(void)
 	check(kernel_probe(fl, &k) == 0);
 	check(k.lockdown);
 	check_str(k.lockdown_mode, "confidentiality");
-	check_int(kernel_caps_value(&k, "relax_cmdline", -1), 2);
-	check_int(kernel_caps_current(&k, "relax_domain_level", -1), 2);
+	check_int(kernel_caps_value(&k, CONTROL_RELAX_CMDLINE, -1), 2);
+	check_int(kernel_caps_current(&k, SETTING_RELAX_DOMAIN_LEVEL, -1), 2);
 	kernel_caps_done(&k);
 }
 
@@ -320,11 +321,11 @@ static void test_control_table(void)
 	KernelCaps k;
 	bool v;
 
-	for (size_t i = 0; i < kernel_control_count(); i++) {
-		const KernelControl *c = kernel_control_at(i);
+	CONTROL_FOREACH(i) {
+		const KernelControl *c = kernel_control_get(i);
 
-		check_ctx(c->id, kernel_control_get(c->id) == c);
-		check_ctx(c->id, c->setting && c->name && c->path);
+		check_ctx(c->key, c->key && kernel_control_id(c) == i);
+		check_ctx(c->key, c->setting >= 0 && c->setting < _SETTING_MAX && c->name && c->path);
 		/* A file or socket of its own (not a boot parameter, not the partition): a capability. */
 		n_own += c->kind != CONTROL_CMDLINE && c->kind != CONTROL_PARTITION;
 		if (c->kind != CONTROL_VALUE && c->kind != CONTROL_FEATURE)
@@ -334,24 +335,25 @@ static void test_control_table(void)
 			_cleanup_free_ char *bytes = NULL, *text = NULL, *read = NULL;
 			int back = 99;
 
-			check_ctx(c->id, kernel_control_encode(c, value, &bytes) == 0);
-			check_ctx(c->id, kernel_control_decode(c, bytes, &back) == 0 && back == value);
-			check_ctx(c->id, kernel_control_format(c, value, &text) == 0);
-			check_ctx(c->id, kernel_control_parse(c, text, &back) == 0 && back == value);
-			check_ctx(c->id, kernel_control_read_text(c, bytes, &read) == 0);
+			check_ctx(c->key, kernel_control_encode(c, value, &bytes) == 0);
+			check_ctx(c->key, kernel_control_decode(c, bytes, &back) == 0 && back == value);
+			check_ctx(c->key, kernel_control_format(c, value, &text) == 0);
+			check_ctx(c->key, kernel_control_parse(c, text, &back) == 0 && back == value);
+			check_ctx(c->key, kernel_control_read_text(c, bytes, &read) == 0);
 			check_str(read, text);
 		}
 	}
-	check(!kernel_control_get("no_such_control"));
+	check(!kernel_control_get(_CONTROL_ID_INVALID) && !kernel_control_get(_CONTROL_ID_MAX));
 
 	/* A feature file without the token: the control is absent, and says so. */
 	{
 		_cleanup_free_ char *read = NULL;
 		int back;
 
-		check(kernel_control_decode(kernel_control_get("smt_buddy_debugfs"), "PLACE_LAG TTWU_QUEUE\n", &back) ==
-		      -ENOENT);
-		check(kernel_control_read_text(kernel_control_get("smt_buddy_debugfs"), "PLACE_LAG\n", &read) == 0);
+		check(kernel_control_decode(kernel_control_get(CONTROL_SMT_BUDDY_DEBUGFS), "PLACE_LAG TTWU_QUEUE\n",
+					    &back) == -ENOENT);
+		check(kernel_control_read_text(kernel_control_get(CONTROL_SMT_BUDDY_DEBUGFS), "PLACE_LAG\n", &read) ==
+		      0);
 		check_str(read, "absent");
 	}
 
@@ -381,8 +383,8 @@ static void test_control_table(void)
 	check(kernel_caps_entry(&k, n_own + 8, &v) && streq(kernel_caps_entry(&k, n_own + 8, &v), "sched_ext") && !v);
 	check(streq(kernel_caps_entry(&k, n_own + 9, &v), "fix_82d6e01a0699") && v);
 	/* The memory-tiering modes of numa_balancing need 5.18. */
-	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "5.15.0-91-generic"), 1);
-	check_int(kernel_control_max(kernel_control_get("numa_balancing_sysctl"), "6.1.0-13-amd64"), 3);
+	check_int(kernel_control_max(kernel_control_get(CONTROL_NUMA_BALANCING_SYSCTL), "5.15.0-91-generic"), 1);
+	check_int(kernel_control_max(kernel_control_get(CONTROL_NUMA_BALANCING_SYSCTL), "6.1.0-13-amd64"), 3);
 	kernel_caps_done(&k);
 }
 

@@ -165,8 +165,8 @@ static size_t written_paths(char paths[][256], size_t max)
 	};
 	size_t n = 0;
 
-	for (size_t i = 0; i < kernel_control_count() && n < max; i++) {
-		const KernelControl *c = kernel_control_at(i);
+	for (ControlId i = 0; i < _CONTROL_ID_MAX && n < max; i++) {
+		const KernelControl *c = kernel_control_get(i);
 
 		/*
 		 * The command line is read; irqbalance's socket is connected to,
