@@ -89,6 +89,9 @@ static const KernelControl control_table[_CONTROL_ID_MAX] = {
 		.path = "proc/sys/kernel/numa_balancing",
 		.values = numa_balancing_values,
 		.max_value = numa_balancing_max,
+		.feature = "NUMA balancing",
+		.kconfig = "CONFIG_NUMA_BALANCING",
+		.max_why = "memory tiering needs 5.18 or later",
 		.stock = true,
 		.patched = true,
 		.assumed = 1,
@@ -233,9 +236,11 @@ int kernel_control_encode(const KernelControl *c, int value, char **ret)
 	return 0;
 }
 
-static size_t n_values(const KernelControl *c)
+size_t kernel_control_n_values(const KernelControl *c)
 {
 	size_t n = 0;
+
+	assert(c);
 
 	while (c->values && c->values[n])
 		n++;
@@ -249,7 +254,7 @@ int kernel_control_format(const KernelControl *c, int value, char **ret)
 	assert(c);
 	assert(ret);
 
-	if (value >= 0 && (size_t)value < n_values(c))
+	if (value >= 0 && (size_t)value < kernel_control_n_values(c))
 		s = strdup(c->values[value]);
 	else
 		s = strprintf("%d", value);
@@ -265,7 +270,7 @@ int kernel_control_parse(const KernelControl *c, const char *text, int *ret)
 	assert(text);
 	assert(ret);
 
-	for (size_t i = 0; i < n_values(c); i++)
+	for (size_t i = 0; i < kernel_control_n_values(c); i++)
 		if (streq(c->values[i], text)) {
 			*ret = (int)i;
 			return 0;

@@ -38,6 +38,15 @@ typedef struct KernelControl {
 	bool probed_elsewhere;      /* CONTROL_PARTITION: kernel_probe() checks cgroup v2 itself */
 	/* The highest value a kernel of this release ("6.1.0-13-amd64") accepts; NULL: any. */
 	int (*max_value)(const char *release);
+	/*
+	 * For the plan of a setting of this one control (SETTING_OF_CONTROL()):
+	 * what a kernel without it lacks ("NUMA balancing"; its value 0 is what
+	 * such a kernel does), the option that builds it, and why a kernel
+	 * takes fewer values than @values names (when @max_value says so).
+	 */
+	const char *feature;
+	const char *kconfig;
+	const char *max_why;
 	/* Offline planning: there in a stock kernel, in one with topotune's series, with this value. */
 	bool stock, patched;
 	int assumed;
@@ -59,6 +68,8 @@ ControlId kernel_control_id(const KernelControl *c) _pure_;
 int kernel_control_max(const KernelControl *c, const char *release);
 /* What the file holds -> the value; -ENOENT when the control is not in @content. */
 int kernel_control_decode(const KernelControl *c, const char *content, int *ret);
+/* How many values have names (c->values); 0: the values are numbers. */
+size_t kernel_control_n_values(const KernelControl *c) _pure_;
 /* The value -> what to write. */
 int kernel_control_encode(const KernelControl *c, int value, char **ret);
 /* The value as plans and Settings spell it ("on", "3") and back. */

@@ -476,43 +476,87 @@ out:
 	return r;
 }
 
-/* The sysctl's value is the mode's bits: 1 NUMA_BALANCING_NORMAL, 2 NUMA_BALANCING_MEMORY_TIERING. */
-static int plan_numa_balancing(const PlanInput *in, Plan *p)
+/* "off and on": the names of the values 0..@max of @c. */
+static int values_text(const KernelControl *c, int max, char **ret)
+{
+	StrBuf b = {};
+
+	for (int v = 0; v <= max; v++) {
+		_cleanup_free_ char *t = NULL;
+
+		if (kernel_control_format(c, v, &t) < 0) {
+			b.error = -ENOMEM;
+			break;
+		}
+		strbuf_appendf(&b, "%s%s", v == 0 ? "" : v == max ? " and " : ", ", t);
+	}
+	return strbuf_steal(&b, ret);
+}
+
+/* Why the step of a setting of one control cannot be done: the kernel lacks the control. */
+static int plan_control_absent(const KernelControl *c, PlanStep *st, const Origin *o)
+{
+	if (c->kind == CONTROL_FEATURE)
+		return step_set(st, STEP_UNSUPPORTED, NO_CONTROL, o, "kernel lacks %s (no %s in /%s)", c->feature,
+				c->token, c->path);
+	return step_set(st, STEP_UNSUPPORTED, NO_CONTROL, o, "kernel lacks %s (no /%s%s%s)", c->feature, c->path,
+			c->kconfig ? ": " : "", strempty(c->kconfig));
+}
+
+/*
+ * The step of every setting that is one control's value
+ * (SETTING_OF_CONTROL()): keep, or the value through the control when the
+ * kernel has it and takes the value. A kernel without the control does
+ * what the control's value 0 does.
+ */
+static int plan_control_setting(const PlanInput *in, SettingId id, Plan *p)
 {
 	const KernelCaps *k = in->caps;
-	const ControlId id = CONTROL_NUMA_BALANCING_SYSCTL;
-	const KernelControl *c = kernel_control_get(id);
-	PlanStep *st = &p->steps[SETTING_NUMA_BALANCING];
-	const Origin *o = &in->settings->origin[SETTING_NUMA_BALANCING];
-	NumaBalancingMode mode = in->settings->value[SETTING_NUMA_BALANCING].mode;
-	bool present = kernel_caps_has(k, id);
-	int current = kernel_caps_value(k, id, -1), want = mode - NUMA_BALANCING_OFF, r;
+	const Setting *s = setting_get(id);
+	const KernelControl *c = kernel_control_get(s->control);
+	PlanStep *st = &p->steps[id];
+	const Origin *o = &in->settings->origin[id];
+	int mode = in->settings->value[id].mode, want = mode - SETTING_VALUE_BASE, max, r;
+	bool present = kernel_caps_has(k, s->control);
+	int current = kernel_caps_value(k, s->control, -1);
 
-	r = present ? kernel_control_format(c, current, &st->from) : strprintf_to(&st->from, "absent");
+	assert(c);
+
+	r = present ? kernel_control_format(c, current, &st->from) : strdup_to(&st->from, "absent");
 	if (r < 0)
 		return r;
-	if (mode == NUMA_BALANCING_KEEP) {
-		r = strprintf_to(&st->to, "%s", st->from);
-		return r < 0 ? r : step_set(st, STEP_KEEP, NO_CONTROL, o,
-					    "numa_balancing = keep: left as the kernel has it");
+	if (mode == SETTING_KEEP) {
+		r = strdup_to(&st->to, st->from);
+		return r < 0 ? r : step_set(st, STEP_KEEP, NO_CONTROL, o, "%s = keep: left as the kernel has it",
+					    s->key);
 	}
-	if (mode < 0 || mode >= _NUMA_BALANCING_MAX)
+	if (want < 0 || (size_t)want >= kernel_control_n_values(c))
 		return -EINVAL;
 	r = kernel_control_format(c, want, &st->to);
 	if (r < 0)
 		return r;
 
 	if (!present && want == 0)
-		return step_set(st, STEP_NONE, NO_CONTROL, o, "kernel lacks NUMA balancing, which is as good as off");
+		return step_set(st, STEP_NONE, NO_CONTROL, o, "kernel lacks %s, which is as good as %s", c->feature,
+				st->to);
 	if (!present)
-		return step_set(st, STEP_UNSUPPORTED, NO_CONTROL, o,
-				"kernel lacks NUMA balancing (no /proc/sys/kernel/numa_balancing: CONFIG_NUMA_BALANCING)");
-	if (want > kernel_caps_max(k, id))
-		return step_set(st, STEP_UNSUPPORTED, NO_CONTROL, o,
-				"kernel %s takes only off and on: memory tiering needs 5.18 or later", k->release);
+		return plan_control_absent(c, st, o);
+	max = kernel_caps_max(k, s->control);
+	if (want > max) {
+		_cleanup_free_ char *takes = NULL;
+
+		r = values_text(c, max, &takes);
+		if (r < 0)
+			return r;
+		return step_set(st, STEP_UNSUPPORTED, NO_CONTROL, o, "kernel %s takes only %s%s%s", k->release, takes,
+				c->max_why ? ": " : "", strempty(c->max_why));
+	}
 	if (current == want)
-		return step_set(st, STEP_NONE, id, o, "already %s", st->to);
-	return step_set(st, STEP_SET, id, o, "wanted %s", st->to);
+		return step_set(st, STEP_NONE, s->control, o, "already %s", st->to);
+	if (c->kind == CONTROL_FEATURE && k->lockdown)
+		return step_set(st, STEP_UNSUPPORTED, s->control, o, "lockdown (%s) makes debugfs read-only",
+				k->lockdown_mode);
+	return step_set(st, STEP_SET, s->control, o, "wanted %s", st->to);
 }
 
 static const ControlId housekeeping_controls[_HOUSEKEEPING_PART_MAX] = {
@@ -656,8 +700,9 @@ static int plan_housekeeping(const PlanInput *in, Plan *p)
 }
 
 /*
- * The planner's part of each setting: the function that makes its step, or
- * for a setting without one, the setting whose step reads it.
+ * The planner's part of each setting that is more than one control's value
+ * (those have plan_control_setting()): the function that makes its step,
+ * or for a setting without one, the setting whose step reads it.
  */
 static const struct {
 	int (*step)(const PlanInput *in, Plan *p);
@@ -667,7 +712,6 @@ static const struct {
 	[SETTING_RELAX_DOMAIN_LEVEL] = { plan_relax },
 	[SETTING_ISOLATED_CPUS] = { plan_isolation },
 	[SETTING_HOUSEKEEPING_SMT] = { NULL, SETTING_ISOLATED_CPUS },
-	[SETTING_NUMA_BALANCING] = { plan_numa_balancing },
 	[SETTING_HOUSEKEEPING] = { plan_housekeeping },
 };
 
@@ -675,7 +719,14 @@ SettingId plan_step_of(SettingId id)
 {
 	if (id < 0 || id >= _SETTING_MAX)
 		return _SETTING_INVALID;
-	return plan_table[id].step ? id : plan_table[id].read_by;
+	return plan_table[id].step || setting_get(id)->of_control ? id : plan_table[id].read_by;
+}
+
+static int plan_step(const PlanInput *in, SettingId id, Plan *p)
+{
+	if (setting_get(id)->of_control)
+		return plan_control_setting(in, id, p);
+	return plan_table[id].step(in, p);
 }
 
 int plan_compute(const PlanInput *in, Plan **ret)
@@ -696,12 +747,12 @@ int plan_compute(const PlanInput *in, Plan **ret)
 	SETTING_FOREACH(i) {
 		PlanStep *st = &p->steps[i];
 
-		if (!plan_table[i].step) {
+		if (plan_step_of(i) != i) {
 			*st = (PlanStep) { .setting = _SETTING_INVALID, .action = STEP_NOT_APPLICABLE };
 			continue;
 		}
 		st->setting = i;
-		r = plan_table[i].step(in, p);
+		r = plan_step(in, i, p);
 		if (r < 0)
 			return r;
 	}

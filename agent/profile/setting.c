@@ -4,6 +4,7 @@
  * and format functions and man page, the way timesyncd's gperf file maps
  * Section.Key to a parser. Pure apart from allocation; depends on basic.
  */
+#include <assert.h>
 #include <ctype.h>
 
 #include "setting.h"
@@ -38,14 +39,6 @@ static const char *const housekeeping_smt_table[_HOUSEKEEPING_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(housekeeping_smt, HousekeepingSmt);
 
-static const char *const numa_balancing_mode_table[_NUMA_BALANCING_MAX] = {
-	[NUMA_BALANCING_KEEP] = "keep",
-	[NUMA_BALANCING_OFF] = "off",
-	[NUMA_BALANCING_ON] = "on",
-	[NUMA_BALANCING_TIERING] = "memory-tiering",
-	[NUMA_BALANCING_ON_TIERING] = "on+memory-tiering",
-};
-
 static const char *const housekeeping_part_table[_HOUSEKEEPING_PART_MAX] = {
 	[HOUSEKEEPING_IRQS] = "irqs",
 	[HOUSEKEEPING_WORKQUEUES] = "workqueues",
@@ -69,6 +62,59 @@ int setting_parse_name(const Setting *s, const char *text, SettingValue *ret, ch
 int setting_format_name(const Setting *s, const SettingValue *v, char **ret)
 {
 	return strdup_to(ret, v->mode >= 0 && (size_t)v->mode < s->n_names ? strna(s->names[v->mode]) : "n/a");
+}
+
+/* "keep, off or on": the names a setting of one control takes. */
+static int control_expected(const KernelControl *c, char **ret)
+{
+	size_t n = kernel_control_n_values(c);
+	StrBuf b = {};
+
+	strbuf_append(&b, "keep");
+	for (size_t i = 0; i < n; i++)
+		strbuf_appendf(&b, "%s%s", i + 1 == n ? " or " : ", ", c->values[i]);
+	return strbuf_steal(&b, ret);
+}
+
+int setting_parse_control(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
+{
+	const KernelControl *c = kernel_control_get(s->control);
+	_cleanup_free_ char *expected = NULL;
+	int r;
+
+	assert(c);
+
+	if (streq(text, "keep")) {
+		*ret = (SettingValue) { .mode = SETTING_KEEP };
+		return 0;
+	}
+	for (size_t i = 0; i < kernel_control_n_values(c); i++)
+		if (streq(c->values[i], text)) {
+			*ret = (SettingValue) { .mode = SETTING_VALUE_BASE + (int)i };
+			return 0;
+		}
+	r = control_expected(c, &expected);
+	if (r < 0)
+		return r;
+	return error_message(ret_error, -EINVAL, "invalid value '%s' for %s: expected %s", text, s->key, expected);
+}
+
+int setting_format_control(const Setting *s, const SettingValue *v, char **ret)
+{
+	const KernelControl *c = kernel_control_get(s->control);
+	_cleanup_free_ char *t = NULL;
+	int r;
+
+	assert(c);
+
+	if (v->mode < SETTING_VALUE_BASE || (size_t)(v->mode - SETTING_VALUE_BASE) >= kernel_control_n_values(c))
+		return strdup_to(ret, v->mode == SETTING_KEEP ? "keep" : "n/a");
+	r = kernel_control_format(c, v->mode - SETTING_VALUE_BASE, &t);
+	if (r < 0)
+		return r;
+	free(*ret);
+	*ret = TAKE_PTR(t);
+	return 0;
 }
 
 static int parse_relax(const Setting *s, const char *text, SettingValue *ret, char **ret_error)
@@ -293,12 +339,7 @@ static const Setting setting_table[_SETTING_MAX] = {
 		.section = "scheduler",
 		.key = "numa_balancing",
 		.man = "topotune.profile(5)",
-		.default_value = { .mode = NUMA_BALANCING_KEEP },
-		.parse = setting_parse_name,
-		.format = setting_format_name,
-		.names = numa_balancing_mode_table,
-		.n_names = _NUMA_BALANCING_MAX,
-		.expected = "keep, off, on, memory-tiering or on+memory-tiering",
+		SETTING_OF_CONTROL(CONTROL_NUMA_BALANCING_SYSCTL),
 	},
 	[SETTING_HOUSEKEEPING] = {
 		.section = "isolation",

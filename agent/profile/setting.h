@@ -11,6 +11,7 @@
 
 #include <stdbool.h>
 
+#include "control.h"
 #include "cpuset.h"
 #include "ids.h"
 #include "macro.h"
@@ -48,7 +49,14 @@ typedef enum HousekeepingSmt {
 	_HOUSEKEEPING_INVALID = -EINVAL,
 } HousekeepingSmt;
 
-/* kernel.numa_balancing: the sysctl's value is the mode minus NUMA_BALANCING_OFF. */
+/*
+ * A setting that is one kernel control's value (SETTING_OF_CONTROL()): its
+ * mode is SETTING_KEEP, or the control's value plus SETTING_VALUE_BASE.
+ */
+#define SETTING_KEEP 0
+#define SETTING_VALUE_BASE 1
+
+/* kernel.numa_balancing, a setting of one control: the modes by name, for the tests. */
 typedef enum NumaBalancingMode {
 	NUMA_BALANCING_KEEP,
 	NUMA_BALANCING_OFF,
@@ -102,11 +110,29 @@ typedef struct Setting {
 	const char *const *names;
 	size_t n_names;
 	const char *expected;       /* "on, off or keep" */
+	/*
+	 * A setting that is the value of one kernel control, or keep: its
+	 * names are "keep" and the control's, and the planner's generic step
+	 * plans it (plan.c). Set by SETTING_OF_CONTROL().
+	 */
+	bool of_control;
+	ControlId control;
 } Setting;
 
 /* parse and format of a setting that is one of @names. */
 int setting_parse_name(const Setting *s, const char *text, SettingValue *ret, char **ret_error);
 int setting_format_name(const Setting *s, const SettingValue *v, char **ret);
+/* parse and format of a setting of one control: keep or a value name of the control. */
+int setting_parse_control(const Setting *s, const char *text, SettingValue *ret, char **ret_error);
+int setting_format_control(const Setting *s, const SettingValue *v, char **ret);
+
+/* The fields of a settings-table row for a setting that is control @c's value, or keep. */
+#define SETTING_OF_CONTROL(c)                   \
+	.of_control = true,                     \
+	.control = (c),                         \
+	.default_value = { .mode = SETTING_KEEP }, \
+	.parse = setting_parse_control,         \
+	.format = setting_format_control
 
 const Setting *setting_get(SettingId id) _const_;
 const char *setting_id_to_string(SettingId id) _const_;

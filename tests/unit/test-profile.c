@@ -486,6 +486,43 @@ static void test_numa_balancing(void)
 	}
 }
 
+/*
+ * Every setting of one control (SETTING_OF_CONTROL()): the control serves
+ * it alone, names its values and what a kernel without it lacks (the
+ * planner's generic step says it), and each name parses and formats back.
+ */
+static void test_control_settings(void)
+{
+	SETTING_FOREACH(i) {
+		const Setting *s = setting_get(i);
+		const KernelControl *c;
+		size_t serving = 0;
+
+		if (!s->of_control)
+			continue;
+		c = kernel_control_get(s->control);
+		check_ctx(s->key, c && c->setting == i);
+		if (!c)
+			continue;
+		check_ctx(s->key, kernel_control_n_values(c) >= 2 && c->feature);
+		check_ctx(s->key, c->kind == CONTROL_VALUE || c->kind == CONTROL_FEATURE);
+		check_ctx(s->key, s->default_value.mode == SETTING_KEEP);
+		CONTROL_FOREACH(j)
+			serving += kernel_control_get(j)->setting == i;
+		check_ctx(s->key, serving == 1);
+		for (size_t v = 0; v <= kernel_control_n_values(c); v++) {
+			const char *name = v == 0 ? "keep" : c->values[v - 1];
+			_cleanup_free_ char *err = NULL, *back = NULL;
+			SettingValue sv = {};
+
+			check_ctx(name, s->parse(s, name, &sv, &err) == 0);
+			check_ctx(name, sv.mode == (v == 0 ? SETTING_KEEP : SETTING_VALUE_BASE + (int)v - 1));
+			check_ctx(name, setting_format(i, &sv, &back) == 0);
+			check_str(back, name);
+		}
+	}
+}
+
 /* housekeeping: all, none or parts in any order; formatted in the table's order, "all" when complete. */
 static void test_housekeeping(void)
 {
@@ -1414,6 +1451,7 @@ int main(int argc, char *argv[])
 	test_parse_bad();
 	test_long_comment_is_fine();
 	test_numa_balancing();
+	test_control_settings();
 	test_housekeeping();
 	test_load_good();
 	test_load_bad();
