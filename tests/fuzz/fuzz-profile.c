@@ -15,9 +15,6 @@
 #include "fuzz.h"
 #include "profile.h"
 
-static const char *const keys[] = { "smt_buddy_assist", "relax_domain_level", "isolated_cpus", "housekeeping_smt",
-				     "numa_balancing", "housekeeping" };
-
 static const MatchFacts facts[] = {
 	{ "hygon", 0x18, 7, 2, 384, 6, true },
 	{ "amd", 0x1a, 0x11, 2, 640, 10, true },
@@ -27,12 +24,12 @@ static const MatchFacts facts[] = {
 
 static void check_settings(const ProfileSettings *s)
 {
-	for (size_t i = 0; i < sizeof(keys) / sizeof(keys[0]); i++) {
+	SETTING_FOREACH(i) {
 		char *v = NULL, *o;
 
-		fuzz_assert(profile_settings_format_value(s, keys[i], &v) >= 0);
+		fuzz_assert(profile_settings_format_value(s, setting_id_to_string(i), &v) >= 0);
 		free(v);
-		o = origin_to_string(profile_settings_origin(s, keys[i]));
+		o = origin_to_string(profile_settings_origin(s, setting_id_to_string(i)));
 		free(o);
 	}
 }

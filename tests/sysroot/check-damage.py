@@ -66,6 +66,9 @@ def main():
         i = args.index("--write")
         write = args[i + 1]
         del args[i:i + 2]
+    # TOPOTUNE_REGEN=1 meson test --suite expected: write the expected files themselves (tests/README.md).
+    if os.environ.get("TOPOTUNE_REGEN", "0") not in ("", "0"):
+        write = EXPECTED
     ctl, gen, conf = args
     passed = failed = 0
     base = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None
@@ -93,6 +96,8 @@ def main():
                 print(f"FAIL {name}: topotunectl's output (+) differs from damage/{name}.txt (-)")
                 sys.stdout.writelines(difflib.unified_diff(want.splitlines(True), got.splitlines(True),
                                                            f"damage/{name}.txt", "topotunectl", n=1))
+    if failed:
+        print("(if the change is meant: TOPOTUNE_REGEN=1 meson test --suite expected, then review git diff)")
     print(f"{passed} passed, {failed} failed")
     return 1 if failed else 0
 

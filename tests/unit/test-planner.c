@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Planner specification: for each seed machine and setting, the plan and
- * the predicted scheduler domains of cpu0, as readable text. Pure: the
- * topologies are built in memory, the kernel capabilities are values.
+ * the predicted scheduler domains of cpu0, as readable text (the expected
+ * text of each case is tests/unit/planner/NAME.txt). Pure: the topologies
+ * are built in memory, the kernel capabilities are values.
  */
 #include <assert.h>
 
@@ -84,7 +85,6 @@ typedef struct Case {
 	IsolationMode iso;
 	const char *iso_list;
 	unsigned per_group;
-	const char *want;
 } Case;
 
 #include "test-planner-cases.h"
@@ -115,6 +115,9 @@ static void make_caps(int kind, KernelCaps *k)
 	}
 }
 
+/* The expected plans: tests/unit/planner/NAME.txt. */
+static const char *expected_dir;
+
 static void run_case(const Case *c)
 {
 	_cleanup_(topology_freep) Topology *t = NULL;
@@ -144,10 +147,9 @@ static void run_case(const Case *c)
 	check_ctx(c->name, r == 0);
 	if (r == 0) {
 		check_ctx(c->name, plan_format(p, 0, &text) == 0);
-		if (getenv("TEST_PRINT"))
-			printf("==== %s\n%s", c->name, text);
-		else
-			check_str(text, c->want);
+		_cleanup_free_ char *file = strprintf("%s.txt", c->name);
+
+		check_expected_file(expected_dir, file, text);
 	}
 	cpuset_done(&s.value[SETTING_ISOLATED_CPUS].cpus);
 	kernel_caps_done(&k);
@@ -410,8 +412,13 @@ static void test_housekeeping(void)
 	}
 }
 
-int main(void)
+int main(int argc, char **argv)
 {
+	if (argc != 2) {
+		fprintf(stderr, "usage: %s EXPECTED-DIR\n", argv[0]);
+		return 2;
+	}
+	expected_dir = argv[1];
 	init_slits();
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
 		run_case(&cases[i]);

@@ -8,6 +8,7 @@
 
 #include <inttypes.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static unsigned test_checks, test_failures;
@@ -54,6 +55,49 @@ static unsigned test_checks, test_failures;
 				__FILE__, __LINE__, (ctx), #expr);              \
 		}                                                               \
 	} while (0)
+
+/*
+ * The expected output in the file @dir/@name against @got. With
+ * TOPOTUNE_REGEN=1 in the environment the file is written with @got
+ * instead: `TOPOTUNE_REGEN=1 meson test --suite expected`, then review the
+ * diff and commit it (tests/README.md).
+ */
+#define check_expected_file(dir, name, got) test_expected_file(__FILE__, __LINE__, (dir), (name), (got))
+
+static inline void test_expected_file(const char *file, int line, const char *dir, const char *name,
+				      const char *got)
+{
+	char path[4096], *want = NULL;
+	size_t size = 0;
+	FILE *f;
+
+	test_checks++;
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	if (getenv("TOPOTUNE_REGEN") && *getenv("TOPOTUNE_REGEN") && strcmp(getenv("TOPOTUNE_REGEN"), "0") != 0) {
+		f = fopen(path, "we");
+		if (!f || fputs(got, f) < 0 || fclose(f) != 0) {
+			test_failures++;
+			fprintf(stderr, "%s:%d: cannot write %s\n", file, line, path);
+		}
+		return;
+	}
+	f = fopen(path, "re");
+	if (f) {
+		want = malloc(1 << 20);
+		if (want) {
+			size = fread(want, 1, (1 << 20) - 1, f);
+			want[size] = '\0';
+		}
+		fclose(f);
+	}
+	if (!want || strcmp(got, want) != 0) {
+		test_failures++;
+		fprintf(stderr, "%s:%d: %s:\n--- got:\n%s\n--- want:\n%s\n---\n"
+			"(if the change is meant: TOPOTUNE_REGEN=1 meson test --suite expected, review git diff)\n",
+			file, line, path, got, want ? want : "(no file)");
+	}
+	free(want);
+}
 
 static inline int test_end(const char *name)
 {
