@@ -129,6 +129,20 @@ static const KernelControl control_table[_CONTROL_ID_MAX] = {
 		.path = "run/irqbalance",
 		.probed_elsewhere = true,
 	},
+	[CONTROL_AUTOGROUP_SYSCTL] = {
+		.key = "autogroup_sysctl",
+		.setting = SETTING_AUTOGROUP,
+		.name = "sysctl kernel.sched_autogroup_enabled",
+		.kind = CONTROL_VALUE,
+		.path = "proc/sys/kernel/sched_autogroup_enabled",
+		.values = off_on,
+		.boolean = true,
+		.feature = "autogroup",
+		.kconfig = "CONFIG_SCHED_AUTOGROUP",
+		.stock = true,
+		.patched = true,
+		.assumed = 1,
+	},
 };
 
 const KernelControl *kernel_control_get(ControlId id)

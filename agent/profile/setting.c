@@ -350,6 +350,12 @@ static const Setting setting_table[_SETTING_MAX] = {
 		.format = format_housekeeping,
 		.expected = "all, none or a comma list of irqs, workqueues and irqbalance",
 	},
+	[SETTING_AUTOGROUP] = {
+		.section = "scheduler",
+		.key = "autogroup",
+		.man = "topotune.profile(5)",
+		SETTING_OF_CONTROL(CONTROL_AUTOGROUP_SYSCTL),
+	},
 };
 
 const Setting *setting_get(SettingId id)

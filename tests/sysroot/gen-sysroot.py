@@ -227,6 +227,7 @@ SCHEMA = {
         "cmdline": (p_str, ""),
         "sched_features": (p_str, ""),
         "numa_balancing": (p_int, 1),
+        "autogroup": (p_int, 1),
     },
 }
 
@@ -821,7 +822,8 @@ def gen_proc(m, tree, schedstat):
     tree.write(f"{ks}/version", k["build"] + "\n", 0o444)
     tree.write(f"{ks}/hostname", "sysroot\n")
     tree.write(f"{ks}/numa_balancing", f"{k['numa_balancing']}\n")
-    tree.write(f"{ks}/sched_autogroup_enabled", "1\n")
+    if k["autogroup"] >= 0:    # CONFIG_SCHED_AUTOGROUP=y (Debian's); -1: built without
+        tree.write(f"{ks}/sched_autogroup_enabled", f"{k['autogroup']}\n")
     tree.write(f"{ks}/sched_child_runs_first", "0\n")
     tree.write(f"{ks}/sched_rt_period_us", "1000000\n")
     tree.write(f"{ks}/sched_rt_runtime_us", "950000\n")
