@@ -274,7 +274,7 @@ prop() { busctl get-property $BUS "$1" 2>&1; }
 # renders from topotuned's request).
 controls() {
 	for f in /proc/sys/kernel/sched_smt_buddy_assist /proc/sys/kernel/sched_relax_domain_level \
-		 /proc/sys/kernel/numa_balancing \
+		 /proc/sys/kernel/numa_balancing /proc/sys/kernel/sched_autogroup_enabled \
 		 /sys/kernel/debug/sched/features /sys/fs/cgroup/cgroup.subtree_control \
 		 /sys/fs/cgroup/cpuset.cpus.isolated \
 		 /sys/fs/cgroup/topotune.slice/cpuset.cpus \
@@ -313,6 +313,8 @@ sandbox() {
 	open_ok="" open_refused=""
 	for w in /proc/sys/kernel/sched_smt_buddy_assist /proc/sys/kernel/sched_relax_domain_level \
 		 /proc/sys/kernel/numa_balancing /sys/kernel/debug/sched/features \
+		 /proc/sys/kernel/sched_autogroup_enabled /sys/devices/virtual/workqueue/cpumask \
+		 /run/topotune/irq/default_smp_affinity \
 		 /sys/fs/cgroup/topotune.slice/cpuset.cpus.partition /run/topotune/probe; do
 		[ -e "$w" ] || [ "$w" = /run/topotune/probe ] || continue
 		x "nsenter -t $pid -m sh -c ': >$w'"
@@ -324,7 +326,8 @@ sandbox() {
 	for w in /proc/sys/vm/swappiness /proc/sys/kernel/sched_rt_runtime_us /proc/sys/kernel/hostname \
 		 /sys/kernel/debug/sched/verbose /sys/kernel/mm/transparent_hugepage/enabled \
 		 /sys/fs/cgroup/cgroup.subtree_control /sys/fs/cgroup/system.slice/cgroup.procs \
-		 /sys/fs/cgroup/topotune.slice/../cgroup.subtree_control /etc/hostname; do
+		 /sys/fs/cgroup/topotune.slice/../cgroup.subtree_control /etc/hostname \
+		 /proc/irq/default_smp_affinity; do
 		[ -e "$w" ] || continue
 		others="$others $w"
 		x "nsenter -t $pid -m sh -c ': >$w'"
