@@ -57,7 +57,7 @@ mkdir -p "$out/obj" "$out/bin" "$out/logs"
 declare -A tsrc tmods
 tsrc[cpulist]="fuzz-cpulist.c";                     tmods[cpulist]="basic"
 tsrc[cpuinfo]="fuzz-cpuinfo.c";                     tmods[cpuinfo]="basic cpuid"
-tsrc[profile]="fuzz-profile.c fuzz-tree.c";         tmods[profile]="basic profile"
+tsrc[profile]="fuzz-profile.c fuzz-tree.c";         tmods[profile]="basic kernel profile"
 tsrc[kernel]="fuzz-kernel.c fuzz-tree.c";           tmods[kernel]="basic cpuid kernel"
 tsrc[topology]="fuzz-topology.c fuzz-tree.c";       tmods[topology]="basic cpuid topology kernel profile planner"
 tsrc[planner]="fuzz-planner.c ../unit/topo-build.c"; tmods[planner]="basic cpuid topology kernel profile planner"
