@@ -12,6 +12,7 @@ set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 ver=$(kernel_version)
+tree_lock
 src="$KCACHE/src-$ver/linux"
 repo="$KCACHE/git-$ver"
 [ -d "$src" ] || die "$src missing; run fetch.sh"

@@ -19,8 +19,7 @@
 # libelf-dev libssl-dev dwarves rsync debhelper python3 cpio kmod, and for
 # 7.3 libdw-dev (dpkg-checkbuilddeps stops the build without them).
 # The packages land in $TOPOTUNE_KCACHE/deb-<version>/; the script prints
-# their paths.  Only one bindeb-pkg.sh, build.sh or apply.sh may run on a
-# cache at a time.
+# their paths.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
@@ -32,6 +31,8 @@ case "${1:-}" in
 esac
 
 "$KP_DIR/scripts/fetch.sh" >&2
+# The worktree is build.sh's too: hold its lock until the packages are built.
+tree_lock
 tree=$("$KP_DIR/scripts/apply.sh")
 # Out of tree, like build.sh: an in-tree build would leave the shared
 # patched worktree unusable for build.sh's O= builds. dpkg-buildpackage

@@ -30,11 +30,24 @@
 #                   PROVE_RCU, DEBUG_ATOMIC_SLEEP): its own directory, cached
 #                   as <kind>-lockdep-<hash>
 #     --check-each  compile the objects each patch touches after each patch
+#     --image-path  print where the image of this kind is (or would be)
+#                   cached, and nothing else: no lock, no build
+#
+# Every kind builds in the one worktree of the version (apply.sh's, branch
+# topotune; the base kinds check out tag "base" there for the build and
+# return to topotune after it), so a build directory's objects name the same
+# source paths whatever the kind.  That lets the patched build directory
+# start as a copy of the base one: only what the series changes, and what
+# depends on it, is compiled again (on 7.3 kernel/sched/ and smpboot.o, about
+# a minute, instead of a second full build).  One build or apply at a time
+# per version ($KCACHE/.tree-<version>.lock); a cached image is printed
+# without waiting for that lock.
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
 
 kind=patched
 check_each=0
+image_path=0
 with=""
 flavour=""
 fragments=("$KP_DIR/config/topotune-qemu.config")
@@ -49,16 +62,12 @@ for a in "$@"; do
 	--systemd) flavour=-systemd; fragments+=("$KP_DIR/config/systemd.config") ;;
 	--lockdep) flavour=-lockdep; fragments+=("$KP_DIR/config/lockdep.config") ;;
 	--check-each) check_each=1 ;;
+	--image-path) image_path=1 ;;
 	*) die "unknown argument $a" ;;
 	esac
 done
 
 ver=$(kernel_version)
-# One build at a time per tree: a --with build changes the worktree's files
-# while it runs, and apply.sh may re-apply the series under a reader.
-mkdir -p "$KCACHE"
-exec 9>"$KCACHE/.build-$ver-$kind.lock"
-flock 9
 chash=$(config_hash)
 [ ${#fragments[@]} = 1 ] || chash=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
 if [ "$kind" = base ]; then
@@ -74,9 +83,30 @@ if [ -n "$with" ]; then
 	hash=$( { echo "$hash"; cat "$with"; } | sha256sum | cut -c1-16)
 fi
 img="$KCACHE/images/$name$flavour-$hash"
+stamp="$KCACHE/percommit-ok-$hash"
+[ "$image_path" = 0 ] || { echo "$img/bzImage"; exit 0; }
+
+cached() {
+	[ -f "$img/bzImage" ] && { [ "$check_each" = 0 ] || [ "$kind" = base ] || [ -f "$stamp" ]; }
+}
+if cached; then
+	log "cached $name$flavour image $img/bzImage"
+	echo "$img/bzImage"
+	exit 0
+fi
+# The worktree is shared by every kind: the base kinds move it to "base",
+# the --with kinds patch its files, apply.sh may re-apply the series.
+tree_lock
+cached && { log "cached $name$flavour image $img/bzImage (built while waiting)"; echo "$img/bzImage"; exit 0; }
 
 configure() {
-	local tree=$1
+	local tree=$1 seed="$KCACHE/build-$ver-base$flavour"
+	if [ "$kind" = patched ] && [ ! -f "$out/.config" ] &&
+	   [ -f "$seed/arch/x86/boot/bzImage" ] && cat "${fragments[@]}" | cmp -s "$seed/.fragment" -; then
+		log "seeding $out from $seed: only what the series changes is compiled again"
+		rm -rf "$out"
+		cp -a "$seed" "$out"
+	fi
 	mkdir -p "$out"
 	if [ ! -f "$out/.config" ] || ! cat "${fragments[@]}" | cmp -s "$out/.fragment" -; then
 		nice make -s -C "$tree" O="$out" ARCH=x86_64 tinyconfig >&2
@@ -101,7 +131,6 @@ objects_of() {
 }
 
 if [ "$check_each" = 1 ] && [ "$kind" = patched ]; then
-	stamp="$KCACHE/percommit-ok-$hash"
 	if [ -f "$stamp" ]; then
 		log "per-patch compile check cached ($stamp)"
 	else
@@ -127,20 +156,19 @@ if [ -f "$img/bzImage" ]; then
 	exit 0
 fi
 
+# apply.sh re-applies the series to a worktree with local changes or off
+# its branch (a build killed while a test-only patch was applied, or while
+# the worktree was on "base").
+tree=$("$KP_DIR/scripts/apply.sh")
 if [ "$kind" = base ]; then
-	tree=$("$KP_DIR/scripts/apply.sh" --base)
-	# A build killed while a test-only patch was applied left it there.
-	if ! git -C "$tree" diff --quiet HEAD; then
-		log "note: $tree had local changes (an interrupted --base-with build?); reset"
-		git -C "$tree" checkout -q -f HEAD
-	fi
-else
-	# apply.sh re-applies the series to a worktree with local changes.
-	tree=$("$KP_DIR/scripts/apply.sh")
+	git -C "$tree" checkout -q --detach base
+	trap 'git -C "$tree" checkout -q -f topotune' EXIT
 fi
 if [ -n "$with" ]; then
 	git -C "$tree" apply --check "$with" >&2 || die "$with does not apply to the $kind tree of $ver"
-	trap 'git -C "$tree" apply -R "$with" >&2 || git -C "$tree" checkout -q -f HEAD' EXIT
+	# On "base" the checkout back to topotune takes the patch out too.
+	[ "$kind" = base ] ||
+		trap 'git -C "$tree" apply -R "$with" >&2 || git -C "$tree" checkout -q -f HEAD' EXIT
 	git -C "$tree" apply "$with" >&2
 fi
 configure "$tree"

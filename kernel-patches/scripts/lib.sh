@@ -87,6 +87,17 @@ series_full_hash() {
 	} | sha256sum | cut -c1-16
 }
 
+# Hold the version's tree lock (fd 9) until the script ends: one build.sh,
+# apply.sh or bindeb-pkg.sh at a time changes the shared worktree.  A script
+# started under the lock (build.sh runs apply.sh) does not take it again.
+tree_lock() {
+	[ -z "${TOPOTUNE_KTREE_LOCKED:-}" ] || return 0
+	mkdir -p "$KCACHE"
+	exec 9>"$KCACHE/.tree-$(kernel_version).lock"
+	flock 9
+	export TOPOTUNE_KTREE_LOCKED=1
+}
+
 config_hash() {
 	cat "$KP_DIR/config/topotune-qemu.config" | sha256sum | cut -c1-16
 }
