@@ -76,15 +76,134 @@ rm -f "$T/request"
 printf '2\n' >"$T/request"
 
 rm "$T/bin/update-grub"
-run
-check "BLS: grubby drops the managed parameters, then adds the request's" "$rc $calls" \
-	"0 grubby --update-kernel=ALL --remove-args=relax_domain_level|grubby --update-kernel=ALL --args=relax_domain_level=2"
+# grubby as Fedora's grubby-bls does it (rpms/grubby, mirrored at
+# fedora-riscv/grubby 68f872a; update_bls_fragment(), update_args(),
+# display_info_values()), on $R rather than /: --update-kernel=ALL edits the
+# options of every $R/boot/loader/entries/*.conf, GRUB_CMDLINE_LINUX in
+# $R/etc/default/grub (when set) and $R/etc/kernel/cmdline (created when
+# $R/etc/kernel exists); --info=ALL lists each entry's args. Like the real
+# one it exits 0 when there is no entry or a write fails (a directory
+# listed in $T/ro is read-only, as in a sandbox that does not open it): it
+# prints sed's complaint and changes nothing there.
+R=$T/root
+printf '#!/bin/sh\necho "grubby $*" >>"%s/calls"\nR="%s" RO="%s/ro"\n' "$T" "$R" "$T" >"$T/bin/grubby"
+cat >>"$T/bin/grubby" <<'GRUBBY'
+add= remove= info=
+for a; do
+	case $a in
+	--update-kernel=ALL) ;;
+	--args=*) add=${a#--args=} ;;
+	--remove-args=*) remove=${a#--remove-args=} ;;
+	--info=ALL) info=1 ;;
+	*)
+		echo "grubby: invalid option \"$a\"" >&2
+		exit 1
+		;;
+	esac
+done
+args() {	# ARGS: update_args(): drop the removed (NAME, NAME=*) and the added names, add them last
+	printf '%s\n' "$1" | tr -s ' \t' '\n\n' | awk -v rm="$remove" -v add="$add" '
+		BEGIN { n = split(rm " " add, d, " "); for (i = 1; i <= n; i++) { sub(/=.*/, "", d[i]); if (d[i] != "") drop[d[i]] = 1 } }
+		$0 != "" { k = $0; sub(/=.*/, "", k); if (!(k in drop)) o = o (o == "" ? "" : " ") $0 }
+		END { if (add != "") o = o (o == "" ? "" : " ") add; print o }'
+}
+ro() {	# FILE: its directory is read-only, sed -i cannot make its temporary file
+	d=$(dirname "$1")
+	[ -f "$RO" ] && grep -qxF "${d#"$R"}" "$RO" || return 1
+	echo "sed: couldn't open temporary file $d/sedXXXXXX: Read-only file system" >&2
+}
+if [ -n "$info" ]; then
+	i=0
+	for f in "$R"/boot/loader/entries/*.conf; do
+		[ -f "$f" ] || continue
+		echo "index=$i"
+		echo "args=\"$(sed -n 's/^options[ \t]*//p' "$f")\""
+		i=$((i + 1))
+	done
+	exit 0
+fi
+g=$R/etc/default/grub
+if [ -f "$g" ] && old=$(sed -n 's/^GRUB_CMDLINE_LINUX="\(.*\)"$/\1/p' "$g") && [ -n "$old" ] && ! ro "$g"; then
+	new=$(args "$old")
+	sed -i "s|^GRUB_CMDLINE_LINUX=.*|GRUB_CMDLINE_LINUX=\"$new\"|" "$g"
+fi
+for f in "$R"/boot/loader/entries/*.conf; do
+	[ -f "$f" ] || continue
+	ro "$f" && continue
+	new=$(args "$(sed -n 's/^options[ \t]*//p' "$f")")
+	sed -i "s|^options.*|options $new|" "$f"
+done
+c=$R/etc/kernel/cmdline
+if [ -d "$R/etc/kernel" ] && ! ro "$c"; then
+	[ -f "$c" ] || : >"$c"
+	new=$(args "$(cat "$c")")
+	echo "$new" >"$c"
+fi
+exit 0
+GRUBBY
+chmod 755 "$T/bin/grubby"
+bls() {	# a Fedora-like BLS system in $R: two entries, /etc/kernel/cmdline, /etc/default/grub
+	rm -rf "$R" "$T/ro"
+	mkdir -p "$R/boot/loader/entries" "$R/etc/kernel" "$R/etc/default"
+	for v in 6.5.6-300.fc39.x86_64 6.6.2-201.fc39.x86_64; do
+		printf 'title Fedora Linux (%s)\nversion %s\nlinux /vmlinuz-%s\noptions root=UUID=1234 ro rhgb quiet\n' \
+			"$v" "$v" "$v" >"$R/boot/loader/entries/0123-$v.conf"
+	done
+	echo "root=UUID=1234 ro rhgb quiet" >"$R/etc/kernel/cmdline"
+	printf 'GRUB_TIMEOUT=5\nGRUB_CMDLINE_LINUX="rhgb quiet"\nGRUB_ENABLE_BLSCFG=true\n' >"$R/etc/default/grub"
+}
+state() { (cd "$R" && grep -h '^options' boot/loader/entries/*.conf; cat etc/kernel/cmdline; grep CMDLINE etc/default/grub) 2>/dev/null | paste -sd'|'; }
+rung() {	# run with the fake system's /etc/kernel/cmdline and /etc/default/grub
+	TOPOTUNE_KERNEL_CMDLINE="$R/etc/kernel/cmdline" TOPOTUNE_GRUB_DEFAULT="$R/etc/default/grub" run
+}
+SET="grubby --update-kernel=ALL --remove-args=relax_domain_level|grubby --update-kernel=ALL --args=relax_domain_level=2"
+REVERT="grubby --update-kernel=ALL --remove-args=relax_domain_level"
+
+bls
+fresh=$(state)
+rung
+check "BLS: grubby drops the managed parameters, adds the request's, lists the entries" "$rc $calls" \
+	"0 $SET|grubby --info=ALL"
+check "... every entry, /etc/kernel/cmdline and GRUB_CMDLINE_LINUX have it" "$(state)" \
+	"options root=UUID=1234 ro rhgb quiet relax_domain_level=2|options root=UUID=1234 ro rhgb quiet relax_domain_level=2|root=UUID=1234 ro rhgb quiet relax_domain_level=2|GRUB_CMDLINE_LINUX=\"rhgb quiet relax_domain_level=2\""
 
 rm "$T/request"
-run
-check "BLS, request removed (revert): grubby only drops them" "$rc $calls" \
-	"0 grubby --update-kernel=ALL --remove-args=relax_domain_level"
+rung
+check "BLS, request removed (revert): grubby only drops them" "$rc $calls" "0 $REVERT|grubby --info=ALL"
 check "... and the drop-in is gone" "$(dropin)" "(absent)"
+check "... and the entries are as before" "$(state)" "$fresh"
+
+# Where the real grubby fails it still exits 0: the helper checks what it did.
+printf '2\n' >"$T/request"
+bls
+rm -rf "$R/boot/loader"
+rung
+check "BLS without /boot/loader/entries: grubby exits 0, the helper fails" \
+	"$rc $(grep -c 'grubby lists no boot entries' "$T/out")" "1 1"
+bls
+echo /boot/loader/entries >"$T/ro"
+rung
+check "BLS entries read-only (sandbox): grubby exits 0, the helper fails" \
+	"$rc $(grep -c 'an entry: relax_domain_level is not as requested' "$T/out")" "1 1"
+bls
+echo /etc/default >"$T/ro"
+rung
+check "/etc/default read-only (sandbox): GRUB_CMDLINE_LINUX unchanged, the helper fails" \
+	"$rc $(grep -c "$R/etc/default/grub: relax_domain_level is not as requested" "$T/out")" "1 1"
+bls
+rung
+rm "$T/request"
+echo /boot/loader/entries >"$T/ro"
+rung
+check "revert with the entries read-only: the helper fails" "$rc" 1
+rm -f "$T/ro"
+rung
+check "... and succeeds once they are writable, all as before" "$rc $(state)" "0 $fresh"
+bls
+rm -rf "$R/etc/kernel"
+printf '2\n' >"$T/request"
+rung
+check "no /etc/kernel (RHEL 8): nothing to check there" "$rc" 0
 
 rm "$T/bin/grubby"
 run

@@ -3,7 +3,9 @@
  * The unit's sandbox against the files topotuned writes: every path the
  * control table and the applier write must be writable inside
  * topotuned.service's mount namespace, and every path the unit opens must
- * be one of them (or one of the daemon's own files).
+ * be one of them (or one of the daemon's own files). With --bootloader, the
+ * same for topotune-bootloader.service and what update-grub and grubby
+ * write.
  *
  * The namespace is modelled as systemd 252 (Debian 12) builds it
  * (src/core/namespace.c): ProtectSystem=strict makes "/" read-only but for
@@ -266,10 +268,73 @@ static void test_unit(const char *unit)
 	}
 }
 
+/*
+ * What topotune-bootloader.service's update-bootloader writes, itself and
+ * through the tools it runs, with the temporary files they rename over
+ * them (those need the directory writable, not only the file):
+ * - update-bootloader's render(): the drop-in, through DROPIN.tmp.
+ * - update-grub (Debian 12, grub2 2.06 grub-mkconfig): grub.cfg.new, renamed.
+ * - grubby, as Fedora ships it (grubby-bls of Fedora's rpms/grubby, mirrored
+ *   at github.com/fedora-riscv/grubby, commit
+ *   68f872a10efca0a0553717a20f99460d9692865c, grubby 8.40-69), for
+ *   --update-kernel=ALL --args= / --remove-args=: update_bls_fragment()
+ *   edits every entry's options with set_bls_value() (sed -i: a sedXXXXXX
+ *   beside it), GRUB_CMDLINE_LINUX in /etc/default/grub (sed -i, so a
+ *   temporary file in /etc/default), kernelopts in the grubenv through
+ *   grub2-editenv (grubenv.new, renamed) and /etc/kernel/cmdline (created
+ *   when missing); update_grubcfg() runs grub2-mkconfig -o
+ *   /boot/grub2/grub.cfg on ppc64le OPAL machines. grubby ignores a failed
+ *   write and exits 0: a read-only path here is a silent no-op there.
+ */
+static const char *const bootloader_written[] = {
+	"/etc/default/grub.d/topotune.cfg.tmp", "/etc/default/grub.d/topotune.cfg",
+	"/boot/grub/grub.cfg.new",              "/boot/grub/grub.cfg",
+	"/boot/loader/entries/sedXXXXXX",       "/boot/loader/entries/MACHINE-ID-VERSION.conf",
+	"/etc/default/sedXXXXXX",               "/etc/default/grub",
+	"/boot/grub2/grubenv.new",              "/boot/grub2/grubenv",
+	"/etc/kernel/cmdline",
+	"/boot/grub2/grub.cfg.new",             "/boot/grub2/grub.cfg",
+};
+
+static void test_bootloader_unit(const char *unit)
+{
+	Namespace ns = {};
+
+	check_int(load_unit(unit, &ns), 0);
+	check(ns.n > 0);
+	check(!writable(&ns, "/etc/passwd"));
+	for (size_t i = 0; i < ELEMENTSOF(bootloader_written); i++) {
+		test_checks++;
+		if (!writable(&ns, bootloader_written[i])) {
+			test_failures++;
+			fprintf(stderr, "%s: %s is read-only in its namespace\n", unit, bootloader_written[i]);
+		}
+	}
+	/* Every ReadWritePaths= entry opens a file one of them writes. */
+	for (size_t i = 0; i < ns.n; i++) {
+		bool used = false;
+
+		if (ns.e[i].mode != READ_WRITE && ns.e[i].mode != BIND)
+			continue;
+		for (size_t j = 0; j < ELEMENTSOF(bootloader_written) && !used; j++)
+			used = path_under(bootloader_written[j], ns.e[i].path);
+		test_checks++;
+		if (!used) {
+			test_failures++;
+			fprintf(stderr, "%s: %s is opened, but nothing writes there\n", unit, ns.e[i].path);
+		}
+	}
+}
+
 int main(int argc, char **argv)
 {
+	if (argc == 3 && streq(argv[1], "--bootloader")) {
+		test_model();
+		test_bootloader_unit(argv[2]);
+		return test_end("unit-sandbox-bootloader");
+	}
 	if (argc != 2) {
-		fprintf(stderr, "usage: %s UNIT-FILE\n", argv[0]);
+		fprintf(stderr, "usage: %s [--bootloader] UNIT-FILE\n", argv[0]);
 		return 2;
 	}
 	test_model();
