@@ -306,19 +306,22 @@ if [ "$proofs" = 1 ]; then
 fi
 
 # --- builds -----------------------------------------------------------------
-if [ "$quick" = 0 ] && [ "$proofs" = 0 ]; then
-	if run_logged percommit "$logs/build-check-each.log" "$kp/scripts/build.sh" --check-each; then
-		pass every-patch-compiles
-	else
-		fail every-patch-compiles "see $logs/build-check-each.log"
-	fi
-fi
+# The baseline first: the patched build directory starts as a copy of its
+# (build.sh), so the per-patch check and the patched image compile only what
+# the series changes.
 if [ "$proofs" = 1 ]; then
 	:
 elif run_logged base "$logs/build-base.log" "$kp/scripts/build.sh" --base; then
 	kbase=$(cat "$logs/build-base.log.out"); pass build-baseline-bzImage
 else
 	fail build-baseline-bzImage "see $logs/build-base.log"; finish
+fi
+if [ "$quick" = 0 ] && [ "$proofs" = 0 ]; then
+	if run_logged percommit "$logs/build-check-each.log" "$kp/scripts/build.sh" --check-each; then
+		pass every-patch-compiles
+	else
+		fail every-patch-compiles "see $logs/build-check-each.log"
+	fi
 fi
 if [ "$proofs" = 1 ]; then
 	:
@@ -430,6 +433,20 @@ boot_once() {	# kernel cpu nodes-per-socket tests log [tcg-thread [cmdline]]
 		2> >(grep -v "TCG doesn't support requested feature" >&2)
 }
 
+# Boots run side by side, one TCG thread each: TOPOTUNE_VM_PARALLEL guests
+# at a time (default: the host's CPUs, at most 4; 1 boots them one after
+# the other). Only boots overlap, never a build: a guest that shares its
+# host CPU with a compiler runs fewer instructions per guest jiffy.
+vm_parallel=${TOPOTUNE_VM_PARALLEL:-$(nproc)}
+[ "$vm_parallel" -ge 1 ] 2>/dev/null || vm_parallel=1
+[ "$vm_parallel" -le 4 ] || vm_parallel=4
+boot_bg() {	# the arguments of boot(), started once a slot is free
+	while [ "$(jobs -rp | wc -l)" -ge "$vm_parallel" ]; do
+		wait -n
+	done
+	boot "$@" &
+}
+
 # check.py ARGS...: its PASS/FAIL lines counted, INFO/SKIP printed; a
 # check.py that fails (a traceback) is a FAIL too, never a silent pass.
 checkpy() {
@@ -451,39 +468,49 @@ run="$logs/run-$(date +%Y%m%d-%H%M%S)"
 [ "$series" = 7.3 ] || run="$logs/run-$series-$(date +%Y%m%d-%H%M%S)"
 mkdir -p "$run"
 if [ "$proofs" = 1 ]; then
+	# The longest boot (lockdep, every step) first.
+	negs="delayed-filter=delayed:3 busy-target=busytarget:3 recheck-only=busytarget:3 idle-core-path=idlecore:1"
+	if [ -n "${klockdep:-}" ]; then
+		note "booting the lockdep kernel"
+		boot_bg "$klockdep" "$HYGON" 3 topo,buddy,spread,softirq,delayed,busytarget,relax,lockdep \
+			"$run/hygon3-lockdep.log" single "tt.spreadtrials=5"
+	fi
 	note "booting the kernel with seed 001's fix reverted (seed001 placement step, diag)"
-	boot_once "$kseed" "$HYGON" 3 seed001,diag "$run/hygon3-seed001-reverted.log" single \
+	boot_bg "$kseed" "$HYGON" 3 seed001,diag "$run/hygon3-seed001-reverted.log" single \
 		"tt.seedtrials=0 tt.seedplace=10"
-	checkpy --seed001-negative "$run/hygon3-seed001-reverted.log"
 	# name=steps:nodes-per-socket (check.py NEGATIVES)
-	for neg in delayed-filter=delayed:3 busy-target=busytarget:3 recheck-only=busytarget:3 \
-		   idle-core-path=idlecore:1; do
+	for neg in $negs; do
 		name=${neg%%=*} steps=${neg#*=} nps=${neg##*:}
 		steps=${steps%%:*}
 		[ -n "${kneg[$name]:-}" ] || continue
 		note "booting the negative kernel $name ($steps)"
-		boot "${kneg[$name]}" "$HYGON" "$nps" "$steps" "$run/hygon$nps-negative-$name.log"
-		checkpy --negative "$name" "$run/hygon$nps-negative-$name.log"
+		boot_bg "${kneg[$name]}" "$HYGON" "$nps" "$steps" "$run/hygon$nps-negative-$name.log"
 	done
-	if [ -n "${klockdep:-}" ]; then
-		note "booting the lockdep kernel"
-		boot "$klockdep" "$HYGON" 3 topo,buddy,spread,softirq,delayed,busytarget,relax,lockdep \
-			"$run/hygon3-lockdep.log" single "tt.spreadtrials=5"
-		checkpy --lockdep "$run/hygon3-lockdep.log"
-	fi
+	wait
+	checkpy --seed001-negative "$run/hygon3-seed001-reverted.log"
+	for neg in $negs; do
+		name=${neg%%=*} nps=${neg##*:}
+		[ -n "${kneg[$name]:-}" ] && checkpy --negative "$name" "$run/hygon$nps-negative-$name.log"
+	done
+	[ -n "${klockdep:-}" ] && checkpy --lockdep "$run/hygon3-lockdep.log"
 	note "serial logs in $run"
 	finish
 fi
+# The hygon3 boots run every step and take longest: they go first, side by side.
+note "booting the base and patched kernels, $vm_parallel at a time"
 for kind in base patched; do
 	k=$kbase; [ "$kind" = patched ] && k=$kpatched
-	note "booting $kind kernels"
-	boot "$k" "$HYGON" 3 topo,abi,buddy,spread,softirq,delayed,busytarget,relax,seed001,agent,bench,diag "$run/hygon3-$kind.log"
-	boot "$k" "$GNR" 3 topo,abi,layout "$run/gnr3-$kind.log"
-	boot "$k" "$HYGON" 1 topo,abi,layout,idlecore "$run/hygon1-$kind.log"
+	boot_bg "$k" "$HYGON" 3 topo,abi,buddy,spread,softirq,delayed,busytarget,relax,seed001,agent,bench,diag "$run/hygon3-$kind.log"
+done
+for kind in base patched; do
+	k=$kbase; [ "$kind" = patched ] && k=$kpatched
+	boot_bg "$k" "$GNR" 3 topo,abi,layout "$run/gnr3-$kind.log"
+	boot_bg "$k" "$HYGON" 1 topo,abi,layout,idlecore "$run/hygon1-$kind.log"
 	# 6.12 only: the >2-package case of upstream's 528d89a4707e (the series'
 	# patch 4 there); 7.3 has that commit in its base.
-	[ "$series" = 6.12 ] && boot "$k" "$GNR" 3x3 topo "$run/gnr9-$kind.log"
+	[ "$series" = 6.12 ] && boot_bg "$k" "$GNR" 3x3 topo "$run/gnr9-$kind.log"
 done
+wait
 if [ "$race" = 1 ]; then
 	note "booting the patched kernel with parallel vCPUs (race step)"
 	boot_once "$kpatched" "$HYGON" 3 race "$run/race-patched.log" multi
