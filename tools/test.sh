@@ -13,12 +13,19 @@
 #      in a Debian 12 guest on the stock and the patched kernel
 #      (tests/install/systemd-vm.sh), unless TOPOTUNE_SKIP_VM=1
 # Ends with one line "N passed, M failed" (N counts test programs and tiers).
+# Each tier ends with "# took N s" (wall time, for the CI budget).
 # Usage: tools/test.sh
+#   TOPOTUNE_RECORD=1   run the proofs and the 6.12 tier even when their
+#                       inputs are as recorded, and write their records
+#                       (run-kernel-tier.sh --record) for the commit: what a
+#                       maintainer does after changing the series, and how the
+#                       cold time with every kernel tier is measured
 set -u
 top=$(cd "$(dirname "$0")/.." && pwd)
 out=${TOPOTUNE_TEST_DIR:-$top}
 passed=0
 failed=0
+t_all=$(date +%s)
 werror_options="-Dwerror=true -Dbuildtype=debugoptimized"
 
 # First what a submission most often gets wrong, so that it fails in a minute
@@ -28,6 +35,7 @@ echo "### fast gate"
 # shellcheck disable=SC2086
 "$top/tools/fast-gate.sh" "$out/build-ci" $werror_options >"$out/gate.log" 2>&1
 gate=$?
+echo "# took $(($(date +%s) - t_all)) s"
 grep -v -E "^[0-9]+ passed, [0-9]+ failed" "$out/gate.log"
 line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$out/gate.log" | tail -n 1)
 gate_failed=0
@@ -63,6 +71,13 @@ run_meson() {
 	dir=$2
 	shift 2
 	echo "### $name"
+	t=$(date +%s)
+	run_meson_in "$dir" "$@"
+	echo "# took $(($(date +%s) - t)) s"
+}
+run_meson_in() {
+	dir=$1
+	shift
 	if [ ! -f "$dir/build.ninja" ]; then
 		meson setup "$dir" "$top" "$@" >"$dir.setup.log" 2>&1 || {
 			cat "$dir.setup.log"
@@ -108,8 +123,10 @@ run_script() {
 	log=$2
 	shift 2
 	echo "### $name"
+	t=$(date +%s)
 	"$@" >"$log" 2>&1
 	rc=$?
+	echo "# took $(($(date +%s) - t)) s"
 	grep -E "^(PASS|FAIL|SKIP|XFAIL|XPASS|INFO):? " "$log"
 	line=$(grep -E "^[0-9]+ passed, [0-9]+ failed" "$log" | tail -n 1)
 	if [ -n "$line" ]; then
@@ -153,10 +170,12 @@ else
 	# The proofs that the behavioural checks can fail (kernels with one fix
 	# undone each) and the lockdep/PROVE_RCU boot: only when their inputs
 	# differ from tests/vm/expected/proofs-last-pass.
-	run_script "kernel tier proofs (qemu, when their inputs changed)" "$out/kernel-tier-proofs.log" \
-		"$top/tests/vm/run-kernel-tier.sh" --proofs --if-changed
-	run_script "kernel tier 6.12 (qemu, when its inputs changed)" "$out/kernel-tier-6.12.log" \
-		"$top/tests/vm/run-kernel-tier.sh" --series 6.12 --if-changed
+	when="when their inputs changed" kmode=--if-changed
+	[ "${TOPOTUNE_RECORD:-0}" != 1 ] || when="TOPOTUNE_RECORD=1: always, recorded" kmode=--record
+	run_script "kernel tier proofs (qemu, $when)" "$out/kernel-tier-proofs.log" \
+		"$top/tests/vm/run-kernel-tier.sh" --proofs $kmode
+	run_script "kernel tier 6.12 (qemu, $when)" "$out/kernel-tier-6.12.log" \
+		"$top/tests/vm/run-kernel-tier.sh" --series 6.12 $kmode
 	# The package under a real systemd: Debian 12 in qemu, on its stock kernel and
 	# on the patched one (the kernel tier above fetched the source and its tools).
 	"$top/tools/deps.sh" debootstrap dpkg-dev debhelper git qemu-system-x86 qemu-utils e2fsprogs || exit 2
@@ -164,5 +183,6 @@ else
 		"$out/systemd-vm.log" "$top/tests/install/systemd-vm.sh" --transcript "$out/systemd-vm-transcript.txt"
 fi
 
+echo "# all tiers took $(($(date +%s) - t_all)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" -eq 0 ]
