@@ -226,14 +226,25 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 	r = kernel_probe(m->session.root_fd, &m->session.caps);
 	if (r < 0)
 		return r;
-	/* Which IRQs refused at the last apply: the plan names them (the probe cannot tell). */
+	/*
+	 * Which IRQs refused at the last apply: the plan names them. The probe
+	 * read them from the file the applier keeps; the applier's own list is
+	 * the same, and stands when that file could not be written.
+	 */
 	if (m->applier && m->applier->n_irqs_refused > 0) {
-		m->session.caps.irqs_refused = malloc(m->applier->n_irqs_refused * sizeof(unsigned));
-		if (!m->session.caps.irqs_refused)
+		KernelCaps *k = &m->session.caps;
+		size_t n = m->applier->n_irqs_refused;
+
+		free(k->irqs_refused);
+		free(k->irqs_refused_error);
+		k->n_irqs_refused = 0;
+		k->irqs_refused = malloc(n * sizeof(unsigned));
+		k->irqs_refused_error = malloc(n * sizeof(int));
+		if (!k->irqs_refused || !k->irqs_refused_error)
 			return -ENOMEM;
-		memcpy(m->session.caps.irqs_refused, m->applier->irqs_refused,
-		       m->applier->n_irqs_refused * sizeof(unsigned));
-		m->session.caps.n_irqs_refused = m->applier->n_irqs_refused;
+		memcpy(k->irqs_refused, m->applier->irqs_refused, n * sizeof(unsigned));
+		memcpy(k->irqs_refused_error, m->applier->irqs_refused_error, n * sizeof(int));
+		k->n_irqs_refused = n;
 	}
 
 	return session_compute(&m->session, name, ret_profile, ret_settings, ret_plan, ret_error);
