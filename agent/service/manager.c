@@ -705,6 +705,8 @@ int manager_recover(Manager *m)
 		log_warning_errno(r, "Failed to remove a stale temporary file beside /%s, ignoring: %m",
 				  MANAGER_PROFILE_DROPIN);
 	r = create_file_remove_stale_at(m->session.root_fd, STATE_DIR "/bootloader.request");
+	if (r >= 0)
+		r = create_file_remove_stale_at(m->session.root_fd, KERNEL_IRQS_REFUSED_FILE);
 	if (r < 0)
 		log_warning_errno(r, "Failed to remove a stale temporary file in /%s, ignoring: %m", STATE_DIR);
 
