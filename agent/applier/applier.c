@@ -1959,6 +1959,64 @@ static int apply_write(Applier *a, ApplyRun *run, const Write *w)
 	return 0;
 }
 
+/*
+ * The plan keeps IRQs off the isolated CPUs, whether it moves some now or
+ * they are in place already: the IRQs that refused still do.
+ */
+static bool irqs_kept_off(const Plan *plan)
+{
+	StepAction act = plan->steps[SETTING_HOUSEKEEPING].action;
+
+	return (act == STEP_SET || act == STEP_NONE) && (plan->housekeeping_parts & (1 << HOUSEKEEPING_IRQS));
+}
+
+/*
+ * The refused IRQs, for the planners that run without the daemon
+ * (topotunectl plan): replaced whole when they change, removed when there
+ * are none. The daemon's own state, not a change of the system: no record,
+ * and a failure is said and ignored, as the apply itself went well.
+ */
+static void irqs_refused_save(Applier *a)
+{
+	_cleanup_free_ char *want = NULL, *cur = NULL;
+	int r;
+
+	if (a->n_irqs_refused == 0) {
+		r = a->io.remove(a->io.userdata, a->root_fd, KERNEL_IRQS_REFUSED_FILE, false);
+		if (r < 0 && r != -ENOENT)
+			log_warning_errno(r, "Failed to remove /%s, ignoring: %m", KERNEL_IRQS_REFUSED_FILE);
+		return;
+	}
+	r = kernel_irqs_refused_format(a->irqs_refused, a->irqs_refused_error, a->n_irqs_refused, &want);
+	if (r < 0) {
+		log_warning_errno(r, "Failed to write /%s, ignoring: %m", KERNEL_IRQS_REFUSED_FILE);
+		return;
+	}
+	if (a->io.read(a->io.userdata, a->root_fd, KERNEL_IRQS_REFUSED_FILE, &cur) >= 0 && streq(cur, want))
+		return;
+	r = a->io.create ? a->io.create(a->io.userdata, a->root_fd, KERNEL_IRQS_REFUSED_FILE, want) :
+			   io_create(NULL, a->root_fd, KERNEL_IRQS_REFUSED_FILE, want);
+	if (r < 0)
+		log_warning_errno(r, "Failed to write /%s, ignoring: %m", KERNEL_IRQS_REFUSED_FILE);
+}
+
+/* Without an IRQ pass, the refused IRQs freed since are dropped: nothing refuses there any more. */
+static void irqs_refused_prune(Applier *a)
+{
+	size_t n = 0;
+
+	for (size_t i = 0; i < a->n_irqs_refused; i++) {
+		char path[32];
+
+		snprintf(path, sizeof(path), "proc/irq/%u", a->irqs_refused[i]);
+		if (!dir_exists_at(a->root_fd, path))
+			continue;
+		a->irqs_refused[n] = a->irqs_refused[i];
+		a->irqs_refused_error[n++] = a->irqs_refused_error[i];
+	}
+	a->n_irqs_refused = n;
+}
+
 static int apply_run(Applier *a, ApplyRun *run)
 {
 	int r;
@@ -1975,8 +2033,15 @@ static int apply_run(Applier *a, ApplyRun *run)
 		r = apply_irqs(a, run->plan, &run->writes);
 		if (r < 0)
 			return r;
-	}
-	return state_save(a);
+	} else if (!irqs_kept_off(run->plan) && !(run->skip_mask & (1U << SETTING_HOUSEKEEPING)))
+		a->n_irqs_refused = 0;   /* the IRQs go back where they were: none refuses a move */
+	else
+		irqs_refused_prune(a);
+	r = state_save(a);
+	if (r < 0)
+		return r;
+	irqs_refused_save(a);
+	return 0;
 }
 
 int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
@@ -2018,6 +2083,8 @@ int applier_revert(Applier *a)
 			r = k;
 	}
 	(void)state_save(a);
+	a->n_irqs_refused = 0;
+	irqs_refused_save(a);
 	return r;
 }
 

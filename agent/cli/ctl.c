@@ -211,6 +211,17 @@ static void plan_json(const Plan *plan, const Session *s, const char *desc)
 	json_bool(&w, plan->smt_buddy_assist);
 	json_key(&w, "pending_kernel_cmdline");
 	json_string(&w, plan->kernel_cmdline ?: "");
+	/* What housekeeping cannot move: the IRQs the kernel refused at topotuned's last apply. */
+	json_key(&w, "irqs_refused");
+	json_begin_array(&w);
+	for (size_t i = 0; i < s->caps.n_irqs_refused; i++) {
+		int e = s->caps.irqs_refused_error ? s->caps.irqs_refused_error[i] : 0;
+
+		json_row(&w, JSON_INT("irq", s->caps.irqs_refused[i]),
+			 JSON_STR("error", e < 0 ? kernel_errno_name(e) : NULL),
+			 JSON_STR("reason", kernel_irq_refused_reason(e)));
+	}
+	json_end_array(&w);
 	ctl_json_end(&w);
 }
 

@@ -23,6 +23,7 @@ void kernel_caps_done(KernelCaps *c)
 	cpuset_done(&c->workqueue_mask);
 	kernel_irqs_free(c->irqs, c->n_irqs);
 	free(c->irqs_refused);
+	free(c->irqs_refused_error);
 	*c = (KernelCaps) {};
 }
 
@@ -382,6 +383,7 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 		(void)sscanf(s, "version %d", &c.schedstat_version);
 	kernel_probe_sched_ext(root_fd, &c);
 	kernel_probe_housekeeping(root_fd, &c);
+	kernel_probe_irqs_refused(root_fd, &c);
 	if (kernel_caps_sched_ext_running(&c))
 		(void)strv_push(&c.notes, strprintf("sched_ext: BPF scheduler '%s' is %s: the fair-class settings "
 						    "do not govern the tasks it schedules",
@@ -389,6 +391,146 @@ int kernel_probe(int root_fd, KernelCaps *ret)
 
 	*ret = c;
 	return 0;
+}
+
+const char *kernel_errno_name(int error)
+{
+	const char *n = error < 0 ? strerrorname_np(-error) : NULL;
+
+	return n ?: "unknown";
+}
+
+static int errno_from_name(const char *name)
+{
+	/* The kernel's errnos end below 4096 (MAX_ERRNO). */
+	for (int e = 1; e < 4096; e++) {
+		const char *n = strerrorname_np(e);
+
+		if (n && streq(n, name))
+			return -e;
+	}
+	return 0;
+}
+
+const char *kernel_irq_refused_reason(int error)
+{
+	/* irq_set_affinity() says EIO for managed IRQs and for IRQs that cannot move at all (per-CPU). */
+	if (error == -EIO)
+		return "managed or per-CPU";
+	return error < 0 ? strerror(-error) : "the error was not recorded";
+}
+
+int kernel_irqs_refused_format(const unsigned *irqs, const int *errors, size_t n, char **ret)
+{
+	StrBuf b = {};
+
+	strbuf_append(&b, "# IRQs whose affinity the kernel refused at topotuned's last apply: IRQ ERRNO\n");
+	for (size_t i = 0; i < n; i++)
+		strbuf_appendf(&b, "%u %s\n", irqs[i], kernel_errno_name(errors[i]));
+	return strbuf_steal(&b, ret);
+}
+
+static int refused_push(unsigned **irqs, int **errors, size_t *n, unsigned irq, int error)
+{
+	unsigned *i = realloc(*irqs, (*n + 1) * sizeof(unsigned));
+	int *e;
+
+	if (!i)
+		return -ENOMEM;
+	*irqs = i;
+	e = realloc(*errors, (*n + 1) * sizeof(int));
+	if (!e)
+		return -ENOMEM;
+	*errors = e;
+	i[*n] = irq;
+	e[(*n)++] = error;
+	return 0;
+}
+
+int kernel_irqs_refused_parse(const char *text, unsigned **ret_irqs, int **ret_errors, size_t *ret_n,
+			      unsigned *ret_line)
+{
+	_cleanup_free_ unsigned *irqs = NULL;
+	_cleanup_free_ int *errors = NULL;
+	size_t n = 0;
+	unsigned line = 0;
+
+	for (const char *p = text; *p;) {
+		const char *eol = strchrnul(p, '\n');
+		char irq_s[16], name[32], extra[2];
+		_cleanup_free_ char *l = strndup(p, (size_t)(eol - p));
+		unsigned irq;
+		int error, k, r;
+		char *t;
+
+		if (!l)
+			return -ENOMEM;
+		line++;
+		p = *eol ? eol + 1 : eol;
+		t = strip(l);
+		if (*t == '\0' || *t == '#')
+			continue;
+		k = sscanf(t, "%15s %31s %1s", irq_s, name, extra);
+		if (k != 2 || safe_atou_base(irq_s, 10, &irq) < 0 || irq > INT_MAX ||
+		    (error = errno_from_name(name)) == 0) {
+			if (ret_line)
+				*ret_line = line;
+			return -EBADMSG;
+		}
+		r = refused_push(&irqs, &errors, &n, irq, error);
+		if (r < 0)
+			return r;
+	}
+	*ret_irqs = TAKE_PTR(irqs);
+	*ret_errors = TAKE_PTR(errors);
+	*ret_n = n;
+	return 0;
+}
+
+void kernel_probe_irqs_refused(int root_fd, KernelCaps *c)
+{
+	_cleanup_free_ char *s = NULL;
+	_cleanup_free_ unsigned *irqs = NULL;
+	_cleanup_free_ int *errors = NULL;
+	size_t n = 0;
+	unsigned line = 0;
+	int r;
+
+	/* The daemon writes it through no link; a link there was planted: -ELOOP. */
+	r = read_file_beneath(root_fd, KERNEL_IRQS_REFUSED_FILE, FILEIO_WRITE, 0, &s, NULL);
+	if (r == -ENOENT || r == -ENOTDIR)
+		return;
+	if (r >= 0)
+		r = kernel_irqs_refused_parse(s, &irqs, &errors, &n, &line);
+	if (r == -ENOMEM)
+		return;
+	if (r < 0 && line > 0) {
+		(void)strv_push(&c->notes, strprintf("housekeeping: /%s:%u: not \"IRQ ERRNO\" (as \"25 EIO\"), "
+						     "ignoring the file: no IRQ is known to refuse a move",
+						     KERNEL_IRQS_REFUSED_FILE, line));
+		return;
+	}
+	if (r < 0) {
+		(void)strv_push(&c->notes, strprintf("housekeeping: /%s: %s, ignoring the file: no IRQ is known to "
+						     "refuse a move", KERNEL_IRQS_REFUSED_FILE, strerror(-r)));
+		return;
+	}
+
+	free(c->irqs_refused);
+	free(c->irqs_refused_error);
+	c->irqs_refused = NULL;
+	c->irqs_refused_error = NULL;
+	c->n_irqs_refused = 0;
+	for (size_t i = 0; i < n; i++) {
+		char path[32];
+
+		/* Freed since the daemon's apply: nothing to say about it. */
+		snprintf(path, sizeof(path), "proc/irq/%u", irqs[i]);
+		if (!dir_exists_at(root_fd, path))
+			continue;
+		if (refused_push(&c->irqs_refused, &c->irqs_refused_error, &c->n_irqs_refused, irqs[i], errors[i]) < 0)
+			return;
+	}
 }
 
 /* The controls the table says a stock (or a patched) kernel has, with their assumed values. */

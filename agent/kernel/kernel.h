@@ -39,10 +39,12 @@ typedef struct KernelCaps {
 	size_t n_irqs;
 	/*
 	 * IRQs whose affinity the kernel refused to change at the last apply
-	 * (managed IRQs, per-CPU IRQs: EIO), as the daemon learnt them from the
-	 * applier; the probe leaves it alone.
+	 * (managed IRQs, per-CPU IRQs: EIO), with the error (-errno; 0 unknown):
+	 * the daemon's from its applier, the probe's from the file the daemon
+	 * keeps of them (KERNEL_IRQS_REFUSED_FILE), for IRQs still there.
 	 */
 	unsigned *irqs_refused;
+	int *irqs_refused_error;
 	size_t n_irqs_refused;
 	CpuSet workqueue_mask;       /* sys/devices/virtual/workqueue/cpumask */
 	int irqbalance_pid;          /* run/irqbalance/irqbalance<PID>.sock; 0 none */
@@ -101,6 +103,33 @@ bool kernel_caps_sched_ext_running(const KernelCaps *c) _pure_;
 
 /* The housekeeping controls' state below @root_fd into @c (for the probe and the daemon's re-reads). */
 void kernel_probe_housekeeping(int root_fd, KernelCaps *c);
+
+/*
+ * The IRQs the kernel refused at topotuned's last apply, kept by the daemon
+ * for the planners that run without it (topotunectl plan): one line per
+ * IRQ, "IRQ ERRNAME" ("25 EIO"), '#' comments. /run is cleared at boot, so
+ * the IRQ numbers are this boot's.
+ */
+#define KERNEL_IRQS_REFUSED_FILE "run/topotune/irqs-refused"
+
+/* The file's text for @n IRQs and their errors (-errno). */
+int kernel_irqs_refused_format(const unsigned *irqs, const int *errors, size_t n, char **ret);
+/*
+ * Parse the file's text: -EBADMSG for a line that is not "IRQ ERRNAME",
+ * its number in *ret_line (untouched otherwise).
+ */
+int kernel_irqs_refused_parse(const char *text, unsigned **ret_irqs, int **ret_errors, size_t *ret_n,
+			      unsigned *ret_line);
+/*
+ * Read the file below @root_fd into @c's refused IRQs, keeping those still
+ * under proc/irq; a file that is missing gives none, one that cannot be
+ * read or parsed none and a note naming it (and the line).
+ */
+void kernel_probe_irqs_refused(int root_fd, KernelCaps *c);
+/* Why the kernel refuses an IRQ's affinity with @error (-errno): "managed or per-CPU" for EIO. */
+const char *kernel_irq_refused_reason(int error);
+/* "EIO" for -EIO; "unknown" for 0. */
+const char *kernel_errno_name(int error);
 
 /* Offline planning: what an unpatched or a patched 7.3 kernel offers. */
 void kernel_caps_stock(KernelCaps *ret);

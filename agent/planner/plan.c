@@ -626,9 +626,14 @@ static void housekeeping_why(StrBuf *b, const KernelCaps *k, int mode, int usabl
 	if (usable & (1 << HOUSEKEEPING_IRQS)) {
 		strbuf_appendf(b, "; %u of %zu IRQs have isolated CPUs in their affinity and move",
 			       irqs_to_move(k, isolated), k->n_irqs);
-		for (size_t j = 0; j < k->n_irqs_refused; j++)
-			strbuf_appendf(b, j ? ",%u" : "; cannot be moved (the kernel refused the write: a managed "
-				       "or per-CPU IRQ): %u", k->irqs_refused[j]);
+		for (size_t j = 0; j < k->n_irqs_refused; j++) {
+			int e = k->irqs_refused_error ? k->irqs_refused_error[j] : 0;
+
+			strbuf_appendf(b, "%sIRQ %u: the kernel refused", j ? ", " : "; cannot be moved: ",
+				       k->irqs_refused[j]);
+			if (e < 0)
+				strbuf_appendf(b, " (%s: %s)", kernel_errno_name(e), kernel_irq_refused_reason(e));
+		}
 	} else if (mode & (1 << HOUSEKEEPING_IRQS))
 		strbuf_append(b, "; no /proc/irq/default_smp_affinity: IRQs not moved");
 	if ((mode & (1 << HOUSEKEEPING_WORKQUEUES)) && !(usable & (1 << HOUSEKEEPING_WORKQUEUES)))

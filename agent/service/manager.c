@@ -226,14 +226,25 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 	r = kernel_probe(m->session.root_fd, &m->session.caps);
 	if (r < 0)
 		return r;
-	/* Which IRQs refused at the last apply: the plan names them (the probe cannot tell). */
+	/*
+	 * Which IRQs refused at the last apply: the plan names them. The probe
+	 * read them from the file the applier keeps; the applier's own list is
+	 * the same, and stands when that file could not be written.
+	 */
 	if (m->applier && m->applier->n_irqs_refused > 0) {
-		m->session.caps.irqs_refused = malloc(m->applier->n_irqs_refused * sizeof(unsigned));
-		if (!m->session.caps.irqs_refused)
+		KernelCaps *k = &m->session.caps;
+		size_t n = m->applier->n_irqs_refused;
+
+		free(k->irqs_refused);
+		free(k->irqs_refused_error);
+		k->n_irqs_refused = 0;
+		k->irqs_refused = malloc(n * sizeof(unsigned));
+		k->irqs_refused_error = malloc(n * sizeof(int));
+		if (!k->irqs_refused || !k->irqs_refused_error)
 			return -ENOMEM;
-		memcpy(m->session.caps.irqs_refused, m->applier->irqs_refused,
-		       m->applier->n_irqs_refused * sizeof(unsigned));
-		m->session.caps.n_irqs_refused = m->applier->n_irqs_refused;
+		memcpy(k->irqs_refused, m->applier->irqs_refused, n * sizeof(unsigned));
+		memcpy(k->irqs_refused_error, m->applier->irqs_refused_error, n * sizeof(int));
+		k->n_irqs_refused = n;
 	}
 
 	return session_compute(&m->session, name, ret_profile, ret_settings, ret_plan, ret_error);
@@ -694,6 +705,8 @@ int manager_recover(Manager *m)
 		log_warning_errno(r, "Failed to remove a stale temporary file beside /%s, ignoring: %m",
 				  MANAGER_PROFILE_DROPIN);
 	r = create_file_remove_stale_at(m->session.root_fd, STATE_DIR "/bootloader.request");
+	if (r >= 0)
+		r = create_file_remove_stale_at(m->session.root_fd, KERNEL_IRQS_REFUSED_FILE);
 	if (r < 0)
 		log_warning_errno(r, "Failed to remove a stale temporary file in /%s, ignoring: %m", STATE_DIR);
 

@@ -441,6 +441,65 @@ with tempfile.TemporaryDirectory(dir=tmpbase) as base:
     check("completion's verbs are --help's", m and set(m.group(1).split()) == help_verbs,
           (sorted(help_verbs), m and m.group(1)))
 
+    # After topotuned applied hpc and the kernel refused IRQs 25 and 26 (managed: EIO), only they are left
+    # on isolated CPUs; the daemon keeps them in /run/topotune/irqs-refused. The offline plan reads that
+    # file: housekeeping is in sync, and the IRQs that cannot move are named with the kernel's answer.
+    small = make_tree(base, "small-2s-4n")
+    hk_list, hk_mask = ",".join(str(c) for c in range(0, 32, 2)), "55555555"
+    write(os.path.join(small, "proc/irq/default_smp_affinity"), hk_mask + "\n")
+    write(os.path.join(small, "sys/devices/virtual/workqueue/cpumask"), hk_mask + "\n")
+    for irq, cpus in ((1, hk_list), (8, hk_list), (9, hk_list), (24, "0,2,16,18"), (27, "12,14,28,30")):
+        write(os.path.join(small, f"proc/irq/{irq}/smp_affinity_list"), cpus + "\n")
+    refused = os.path.join(small, "run/topotune/irqs-refused")
+    # IRQ 99 was freed since the apply: ignored.
+    write(refused, "# IRQs whose affinity the kernel refused at topotuned's last apply: IRQ ERRNO\n"
+                   "25 EIO\n26 EIO\n99 EIO\n")
+
+    def housekeeping_line(out):
+        return next((l for l in out.splitlines() if l.startswith("  housekeeping ")), "")
+
+    rc, out, err = run("--root", small, "plan", "--profile", "hpc")
+    check("plan after refused IRQs: housekeeping in sync, not set", rc == 0
+          and housekeeping_line(out).split()[1:2] == ["in-sync"], housekeeping_line(out) + err)
+    check("plan after refused IRQs: no IRQ counted as a move; 25 and 26 named with the kernel's answer",
+          "0 of 8 IRQs have isolated CPUs in their affinity and move" in out
+          and "IRQ 25: the kernel refused (EIO: managed or per-CPU), IRQ 26: the kernel refused (EIO: managed or "
+          "per-CPU)" in out and "IRQ 99" not in out, out)
+    rc, out, err = run("--root", small, "plan", "--profile", "hpc", "--json")
+    j = json.loads(out) if rc == 0 else {}
+    hk_step = next((x for x in j.get("steps", []) if x.get("setting") == "housekeeping"), {})
+    check("plan --json after refused IRQs: housekeeping in sync, irqs_refused lists 25 and 26 with EIO",
+          hk_step.get("action") == "in-sync"
+          and j.get("irqs_refused") == [{"irq": 25, "error": "EIO", "reason": "managed or per-CPU"},
+                                        {"irq": 26, "error": "EIO", "reason": "managed or per-CPU"}],
+          out[-1500:] + err)
+
+    # A damaged file: named with its line in a kernel note, ignored whole (the IRQs count as moves again).
+    write(refused, "25 EIO\n26 not-an-errno\n")
+    rc, out, err = run("--root", small, "plan", "--profile", "hpc")
+    check("damaged irqs-refused: exit 0, a note names the file and line, nothing taken from it", rc == 0
+          and "Kernel note: housekeeping: /run/topotune/irqs-refused:2: not \"IRQ ERRNO\"" in out
+          and housekeeping_line(out).split()[1:2] == ["set"] and "the kernel refused" not in out
+          and "2 of 8 IRQs have isolated CPUs in their affinity and move" in out, out + err)
+    rc, out, err = run("--root", small, "plan", "--profile", "hpc", "--json")
+    j = json.loads(out) if rc == 0 else {}
+    check("damaged irqs-refused --json: the note in kernel.notes, irqs_refused empty",
+          j.get("irqs_refused") == [] and any("/run/topotune/irqs-refused:2:" in n
+                                              for n in j.get("kernel", {}).get("notes", [])), out[-1500:] + err)
+    # A link planted there is not followed (it could lead out of the root): said, not read.
+    os.remove(refused)
+    os.symlink("/etc/hostname", refused)
+    rc, out, err = run("--root", small, "plan", "--profile", "hpc")
+    check("irqs-refused a symlink: not followed, a note names the file", rc == 0
+          and "Kernel note: housekeeping: /run/topotune/irqs-refused: " in out and "the kernel refused" not in out,
+          out + err)
+    # No file (no daemon ran, or it reverted): the plan is the plain one, without a note.
+    os.remove(refused)
+    rc, out, err = run("--root", small, "plan", "--profile", "hpc")
+    check("no irqs-refused: housekeeping set, 2 of 8 IRQs move, no note", rc == 0
+          and "2 of 8 IRQs have isolated CPUs in their affinity and move" in out and "irqs-refused" not in out,
+          out + err)
+
     # Truncated sysfs file: reported, not guessed, no crash.
     open(os.path.join(vm, "sys/devices/system/cpu/cpu1/topology/thread_siblings_list"), "w").close()
     os.remove(os.path.join(vm, "sys/devices/system/cpu/cpu1/topology/thread_siblings"))

@@ -456,6 +456,27 @@ try:
     v_ok, mism = mgr().Verify()
     check("Apply moves it; Verify ok again", err[0] is None and rd(main, "proc/irq/77/smp_affinity_list") == hk
           and bool(v_ok), f"{err} {rd(main, 'proc/irq/77/smp_affinity_list')} {mism}")
+    # An IRQ whose affinity cannot be set: in this tree its smp_affinity_list is a symlink, which the probe
+    # reads (every CPU) and the applier, which writes through no link, refuses (ELOOP), as the kernel answers
+    # EIO for a managed IRQ. topotuned keeps the refused IRQs in /run/topotune/irqs-refused for topotunectl
+    # plan, and drops the file when none refuses any more.
+    refused_file = os.path.join(main, "run/topotune/irqs-refused")
+    os.makedirs(os.path.join(main, "proc/irq/78"))
+    wr(main, "proc/irq/78/affinity", "0-383\n")
+    os.symlink("affinity", os.path.join(main, "proc/irq/78/smp_affinity_list"))
+    err = call_error(mgr().Apply, False)
+    check("Apply with IRQ 78 refusing: topotuned writes /run/topotune/irqs-refused with its number and errno",
+          err[0] is None and os.path.isfile(refused_file) and rd(main, "run/topotune/irqs-refused").splitlines()[1:]
+          == ["78 ELOOP"], f"{err} {os.path.exists(refused_file) and rd(main, 'run/topotune/irqs-refused')}")
+    steps, _ = mgr().Plan("hpc")
+    hks = [[str(x) for x in st] for st in steps if str(st[0]) == "housekeeping"]
+    check("Plan(hpc): IRQ 78 named with the kernel's answer, not counted as a move",
+          len(hks) == 1 and any("IRQ 78: the kernel refused (ELOOP: Too many levels of symbolic links)" in x
+                                and "0 of " in x for x in hks[0]), str(hks))
+    shutil.rmtree(os.path.join(main, "proc/irq/78"))
+    err = call_error(mgr().Apply, False)
+    check("IRQ 78 freed, Apply: /run/topotune/irqs-refused removed (no IRQ refuses)",
+          err[0] is None and not os.path.exists(refused_file), str(err))
     steps, _ = mgr().Plan("hpc")
     hks = [[str(x) for x in st] for st in steps if str(st[0]) == "housekeeping"]
     check("Plan(hpc): the housekeeping step says what moves and what no runtime write moves",

@@ -1382,6 +1382,26 @@ static void test_housekeeping_apply(void)
 	}
 	check_int(a->irqs_moved, 3);
 	check(!a->error || !strstr(a->error, "irq/24"));
+	/* The refusal is kept for the planners that run without the daemon (topotunectl plan)... */
+	check_file(fd, KERNEL_IRQS_REFUSED_FILE,
+		   "# IRQs whose affinity the kernel refused at topotuned's last apply: IRQ ERRNO\n24 EIO\n");
+	/* ... whose probe reads it: nothing left to move, IRQ 24 named with the kernel's answer. */
+	{
+		_cleanup_(plan_freep) Plan *again = make_hk_plan(fd, HOUSEKEEPING_ALL, "3,7");
+
+		check(again);
+		if (again) {
+			const char *why = again->steps[SETTING_HOUSEKEEPING].why;
+
+			check_int(again->steps[SETTING_HOUSEKEEPING].action, STEP_NONE);
+			check(strstr(why, "0 of 5 IRQs have isolated CPUs in their affinity and move; cannot be moved: "
+				     "IRQ 24: the kernel refused (EIO: managed or per-CPU)"));
+			/* Applying that plan moves nothing, and the IRQ still refuses: the file stays. */
+			check_int(applier_apply(a, again), 0);
+			check_int(a->n_irqs_refused, 1);
+			check(path_exists_at(fd, KERNEL_IRQS_REFUSED_FILE));
+		}
+	}
 	check_int(applier_read_actual(a, &p->steps[SETTING_HOUSEKEEPING], &actual), 0);
 	check_str(actual, "irqs 0-2,4-6; workqueues 0-2,4-6; irqbalance not running");
 	check(applier_verify(a, p, &m, &n) == 0);
@@ -1430,11 +1450,13 @@ static void test_housekeeping_apply(void)
 	check_int(applier_apply(a, p), 1);
 	check_file(fd, "proc/irq/1/smp_affinity_list", "0-2,4-6");
 
-	/* kill -9: the record restores every byte, IRQ by IRQ. */
+	/* kill -9: the record restores every byte, IRQ by IRQ; the refused IRQs' file goes with it. */
 	applier_free(a);
+	check(path_exists_at(fd, KERNEL_IRQS_REFUSED_FILE));
 	check(applier_new(fd, &irq_io, NULL, &a) == 0);
 	check_int(applier_load_state(a), 8);
 	check(applier_revert(a) == 0);
+	check(!path_exists_at(fd, KERNEL_IRQS_REFUSED_FILE));
 	after = snapshot(fd);
 	check_str(after, before);
 	applier_free(a);

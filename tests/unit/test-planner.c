@@ -318,7 +318,7 @@ static void test_housekeeping(void)
 		const char *isolated;     /* NULL: none */
 		const char *irq_default;  /* hex mask; NULL: no /proc/irq */
 		const char *irqs;         /* "IRQ:cpulist ..." */
-		const char *refused;      /* "IRQ,IRQ" the kernel refused at the last apply */
+		const char *refused;      /* refused at the last apply: "IRQ ERRNO" lines */
 		const char *wq;           /* hex mask; NULL: no workqueue cpumask */
 		bool irqbalance;
 		const char *step;
@@ -336,10 +336,11 @@ static void test_housekeeping(void)
 		  " ksoftirqd/N) and managed IRQs; the tick and RCU callbacks need nohz_full= and rcu_nocbs= on the"
 		  " kernel command line (a reboot)" },
 		{ "managed IRQs refused at the last apply are named", 1 << HOUSEKEEPING_IRQS, "6-7", "3f",
-		  "0:0 1:0-5 30:7 31:6", "30,31", NULL, false,
+		  "0:0 1:0-5 30:7 31:6", "30 EIO\n31 EINVAL\n", NULL, false,
 		  "in-sync irqs 0-5 -> irqs 0-5 via /proc/irq (default_smp_affinity, N/smp_affinity_list) | keep off the"
-		  " isolated CPUs 6-7; 0 of 4 IRQs have isolated CPUs in their affinity and move; cannot be moved (the"
-		  " kernel refused the write: a managed or per-CPU IRQ): 30,31; not moved: per-CPU kernel threads"
+		  " isolated CPUs 6-7; 0 of 4 IRQs have isolated CPUs in their affinity and move; cannot be moved: IRQ"
+		  " 30: the kernel refused (EIO: managed or per-CPU), IRQ 31: the kernel refused (EINVAL: Invalid"
+		  " argument); not moved: per-CPU kernel threads"
 		  " (kworker/N, ksoftirqd/N) and managed IRQs; the tick and RCU callbacks need nohz_full= and rcu_nocbs="
 		  " on the kernel command line (a reboot)" },
 		{ "default in place but one IRQ still on an isolated CPU", 1 << HOUSEKEEPING_IRQS, "6-7", "3f",
@@ -348,14 +349,14 @@ static void test_housekeeping(void)
 		  " isolated CPUs 6-7; 1 of 2 IRQs have isolated CPUs in their affinity and move; not moved: per-CPU"
 		  " kernel threads (kworker/N, ksoftirqd/N) and managed IRQs; the tick and RCU callbacks need nohz_full="
 		  " and rcu_nocbs= on the kernel command line (a reboot)" },
-		{ "workqueues only, no workqueue cpumask", 1 << HOUSEKEEPING_WORKQUEUES, "6-7", "ff", "1:0-7", NULL, NULL,
-		  false,
+		{ "workqueues only, no workqueue cpumask", 1 << HOUSEKEEPING_WORKQUEUES, "6-7", "ff", "1:0-7", NULL,
+		  NULL, false,
 		  "unsupported workqueues absent -> workqueues absent | keep off the isolated CPUs 6-7; no"
 		  " /sys/devices/virtual/workqueue/cpumask: unbound workqueues not moved; not moved: per-CPU kernel"
 		  " threads (kworker/N, ksoftirqd/N) and managed IRQs; the tick and RCU callbacks need nohz_full= and"
 		  " rcu_nocbs= on the kernel command line (a reboot)" },
-		{ "workqueues and irqbalance, irqbalance not running", (1 << HOUSEKEEPING_WORKQUEUES) |
-		  (1 << HOUSEKEEPING_IRQBALANCE), "6-7", NULL, "", NULL, "ff", false,
+		{ "workqueues and irqbalance, irqbalance not running",
+		  (1 << HOUSEKEEPING_WORKQUEUES) | (1 << HOUSEKEEPING_IRQBALANCE), "6-7", NULL, "", NULL, "ff", false,
 		  "set workqueues 0-7; irqbalance not running -> workqueues 0-5; irqbalance not running via"
 		  " /sys/devices/virtual/workqueue/cpumask | keep off the isolated CPUs 6-7; irqbalance not running"
 		  " (no socket in /run/irqbalance): nothing to tell; not moved: per-CPU kernel threads (kworker/N,"
@@ -384,16 +385,9 @@ static void test_housekeeping(void)
 		if (hk_cases[i].irq_default)
 			check(cpuset_parse_mask(hk_cases[i].irq_default, &k.irq_default) == 0);
 		irqs_from_text(&k, hk_cases[i].irqs);
-		if (hk_cases[i].refused) {
-			_cleanup_strv_free_ char **w = NULL;
-
-			check(strv_split(hk_cases[i].refused, ",", &w) >= 0);
-			STRV_FOREACH(r, w) {
-				k.irqs_refused = realloc(k.irqs_refused, (k.n_irqs_refused + 1) * sizeof(unsigned));
-				assert(k.irqs_refused);
-				check(safe_atou_base(*r, 10, &k.irqs_refused[k.n_irqs_refused++]) == 0);
-			}
-		}
+		if (hk_cases[i].refused)
+			check(kernel_irqs_refused_parse(hk_cases[i].refused, &k.irqs_refused, &k.irqs_refused_error,
+							&k.n_irqs_refused, NULL) == 0);
 		kernel_caps_set(&k, CONTROL_WORKQUEUE_CPUMASK, hk_cases[i].wq, 0);
 		if (hk_cases[i].wq)
 			check(cpuset_parse_mask(hk_cases[i].wq, &k.workqueue_mask) == 0);

@@ -163,6 +163,7 @@ static size_t written_paths(char paths[][256], size_t max)
 		"/run/topotune/irq/1/smp_affinity_list",              /* apply_irq(), every IRQ */
 		"/sys/fs/cgroup/topotune.slice/cpuset.cpus.partition", /* the isolation partition */
 		"/run/topotune/bootloader.request",                   /* the bootloader request */
+		"/run/topotune/irqs-refused",                         /* the IRQs the kernel refused */
 		"/run/topotune/state",                                /* the write-ahead record */
 	};
 	size_t n = 0;
