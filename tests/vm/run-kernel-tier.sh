@@ -306,9 +306,6 @@ if [ "$proofs" = 1 ]; then
 fi
 
 # --- builds -----------------------------------------------------------------
-# The baseline first: the patched build directory starts as a copy of its
-# (build.sh), so the per-patch check and the patched image compile only what
-# the series changes.
 if [ "$proofs" = 1 ]; then
 	:
 elif run_logged base "$logs/build-base.log" "$kp/scripts/build.sh" --base; then
