@@ -43,7 +43,13 @@ systemd=$("$build" --systemd --image-path)
 # that build.sh took before the tree lock, 2026-12-05, for the record).
 holder=""
 for l in ".tree-$TOPOTUNE_KVERSION" ".build-$TOPOTUNE_KVERSION-base" ".build-$TOPOTUNE_KVERSION-patched"; do
-	flock "$TOPOTUNE_KCACHE/$l.lock" sleep 60 &
+	# The shell that holds the lock becomes the sleep: killing it frees the
+	# lock, and no child keeps the test's output open after it ends.
+	(
+		exec 9>"$TOPOTUNE_KCACHE/$l.lock"
+		flock 9
+		exec sleep 60
+	) </dev/null >/dev/null 2>&1 &
 	holder="$holder $!"
 done
 sleep 0.5
