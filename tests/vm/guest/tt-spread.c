@@ -5,7 +5,7 @@
  * t_spread; the evidence that SMT_BUDDY_ASSIST's push does or does not
  * add anything to what the base kernel's idle balancing already does).
  *
- *   tt-spread A B TRIALS SETTLE_MS TIMEOUT_MS [SYSCTL]
+ *   tt-spread A B TRIALS SETTLE_MS TIMEOUT_MS [SYSCTL [STATE]]
  *
  * B may be a comma-separated list: then the hogs are allowed on A and all
  * of those (guest/init t_idlecore: the sibling and another, idle core).
@@ -18,8 +18,13 @@
  * Each hog stores the CPU it runs on in shared memory at every loop, so
  * a queued hog keeps showing A and the spread is seen the moment the
  * moved one runs on B. With SYSCTL (the path of
- * kernel.sched_smt_buddy_assist) the trials alternate 0, 1, 0, 1, ... so
- * both states see the same drift; without it every trial is state 0.
+ * kernel.sched_smt_buddy_assist) every trial writes STATE (0 or 1) to it
+ * first; without STATE the trials alternate 0, 1, 0, 1, ...  Alternating
+ * is not a fair comparison: an "on" trial's push leaves the sibling's
+ * backed-off balance interval as it was (the sibling never pulls), so the
+ * "off" trial after it waits that interval out (guest/init t_spread runs
+ * the two states as separate blocks for this reason).  Without SYSCTL
+ * every trial is state 0.
  * One line per trial:
  *   TT SPREAD trial=N buddy=S jiffies=J us=U spread=1|0 pushed=P cpus=X,Y
  * (spread=0: still stacked at TIMEOUT_MS; pushed: the change of the
@@ -139,12 +144,12 @@ static void msleep(long ms)
 
 int main(int argc, char **argv)
 {
-	int a, trials, settle, timeout;
+	int a, trials, settle, timeout, fixed = -1;
 	const char *b, *sysctl = NULL;
 	struct shared *sh;
 
 	if (argc < 6) {
-		fprintf(stderr, "usage: tt-spread A B TRIALS SETTLE_MS TIMEOUT_MS [SYSCTL]\n");
+		fprintf(stderr, "usage: tt-spread A B TRIALS SETTLE_MS TIMEOUT_MS [SYSCTL [STATE]]\n");
 		return 2;
 	}
 	a = atoi(argv[1]);
@@ -154,6 +159,8 @@ int main(int argc, char **argv)
 	timeout = atoi(argv[5]);
 	if (argc > 6)
 		sysctl = argv[6];
+	if (argc > 7)
+		fixed = atoi(argv[7]) ? 1 : 0;
 	if (pin(0, 0, NULL) < 0) {
 		perror("sched_setaffinity");
 		return 1;
@@ -165,7 +172,8 @@ int main(int argc, char **argv)
 	}
 
 	for (int t = 0; t < trials; t++) {
-		int state = sysctl ? t % 2 : 0, spread = 0, c0 = -1, c1 = -1;
+		int state = !sysctl ? 0 : fixed >= 0 ? fixed : t % 2;
+		int spread = 0, c0 = -1, c1 = -1;
 		long long j0, j1, t0, t1, p0, p1;
 		pid_t h[2];
 
