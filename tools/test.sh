@@ -9,7 +9,9 @@
 #      chroot (unless TOPOTUNE_SKIP_PACKAGING=1)
 #   4. the kernel tier in qemu (tests/vm) for 7.3; its proofs (negative
 #      kernels, lockdep) and the 6.12 tier when their inputs changed since
-#      the recorded pass; then the .deb under a real systemd
+#      the recorded pass (when only Debian's version did, a reduced run:
+#      git am, checkpatch, per-patch compile, no boot; a SKIP line says
+#      where the boots were last proven); then the .deb under a real systemd
 #      in a Debian 12 guest on the stock and the patched kernel
 #      (tests/install/systemd-vm.sh), unless TOPOTUNE_SKIP_VM=1
 # Ends with one line "N passed, M failed" (N counts test programs and tiers).

@@ -9,7 +9,7 @@
 # per-patch compile stamp.  Prints the path of the cached bzImage.
 #
 #   build.sh [--base] [--base-with PATCH] [--with PATCH] [--systemd]
-#            [--lockdep] [--check-each]
+#            [--lockdep] [--check-each | --check-each-only]
 #     --base-with PATCH  the pristine tree plus one test-only patch that is
 #                   not part of the series (tests/vm: the kernel with seed
 #                   001's fix reverted), cached as base-<name>-<hash> (name:
@@ -30,6 +30,10 @@
 #                   PROVE_RCU, DEBUG_ATOMIC_SLEEP): its own directory, cached
 #                   as <kind>-lockdep-<hash>
 #     --check-each  compile the objects each patch touches after each patch
+#     --check-each-only  that check alone, no bzImage (run-kernel-tier.sh's
+#                   reduced run when only Debian's version changed): the
+#                   series' own tree, no other option; prints the path of
+#                   the per-patch compile stamp instead of an image
 #     --image-path  print where the image of this kind is (or would be)
 #                   cached, and nothing else: no lock, no build
 #
@@ -47,6 +51,7 @@ set -euo pipefail
 
 kind=patched
 check_each=0
+check_only=0
 image_path=0
 with=""
 flavour=""
@@ -62,11 +67,14 @@ for a in "$@"; do
 	--systemd) flavour=-systemd; fragments+=("$KP_DIR/config/systemd.config") ;;
 	--lockdep) flavour=-lockdep; fragments+=("$KP_DIR/config/lockdep.config") ;;
 	--check-each) check_each=1 ;;
+	--check-each-only) check_each=1 check_only=1 ;;
 	--image-path) image_path=1 ;;
 	*) die "unknown argument $a" ;;
 	esac
 done
 
+[ "$check_only" = 0 ] || { [ "$kind" = patched ] && [ -z "$with" ] && [ -z "$flavour" ]; } ||
+	die "--check-each-only checks the series' own tree: no --base, --with or config flavour"
 ver=$(kernel_version)
 chash=$(config_hash)
 [ ${#fragments[@]} = 1 ] || chash=$(cat "${fragments[@]}" | sha256sum | cut -c1-16)
@@ -87,15 +95,27 @@ stamp="$KCACHE/percommit-ok-$hash"
 [ "$image_path" = 0 ] || { echo "$img/bzImage"; exit 0; }
 
 cached() {
+	if [ "$check_only" = 1 ]; then
+		[ -f "$stamp" ]
+		return
+	fi
 	[ -f "$img/bzImage" ] && { [ "$check_each" = 0 ] || [ "$kind" = base ] || [ -f "$stamp" ]; }
 }
+print_cached() {	# [why]
+	if [ "$check_only" = 1 ]; then
+		log "per-patch compile check cached ($stamp)${1:+ ($1)}"
+		echo "$stamp"
+	else
+		log "cached $name$flavour image $img/bzImage${1:+ ($1)}"
+		echo "$img/bzImage"
+	fi
+}
 if cached; then
-	log "cached $name$flavour image $img/bzImage"
-	echo "$img/bzImage"
+	print_cached
 	exit 0
 fi
 tree_lock
-cached && { log "cached $name$flavour image $img/bzImage (built while waiting)"; echo "$img/bzImage"; exit 0; }
+cached && { print_cached "built while waiting"; exit 0; }
 
 configure() {
 	local tree=$1
@@ -141,6 +161,7 @@ if [ "$check_each" = 1 ] && [ "$kind" = patched ]; then
 		touch "$stamp"
 	fi
 fi
+[ "$check_only" = 0 ] || { echo "$stamp"; exit 0; }
 
 if [ -f "$img/bzImage" ]; then
 	log "cached $name$flavour image $img/bzImage"

@@ -9,6 +9,7 @@
 #
 #   run-kernel-tier.sh [--series S] [--quick] [--no-deps] [--save-expected]
 #                      [--race] [--if-changed] [--record] [--proofs]
+#                      [--decide] [--inputs-hash VERSION]
 #     --series S       the base: kernel-patches/S (7.3, the default, or 6.12;
 #                      also TOPOTUNE_KSERIES)
 #     --quick          skip the per-patch compile check
@@ -20,9 +21,16 @@
 #                      print its counts as INFO lines (not counted: whether
 #                      the race is hit is chance, see tests/vm/README.md)
 #     --if-changed     run only if the tier's inputs for this base differ
-#                      from the last recorded full pass (see below)
+#                      from the last recorded full pass, and only a reduced
+#                      run if nothing but Debian's version changed (below)
 #     --record         after a full run (not --quick) with no failure, write
 #                      that record
+#     --decide         print what the other options would run - "skip",
+#                      "reduced" or "full" - and exit (no fetch, no build;
+#                      the apt update of --candidate unless
+#                      TOPOTUNE_KVERSION pins the version)
+#     --inputs-hash V  print the content hash of the inputs with Debian
+#                      version V (a record's "inputs") and exit
 #     --proofs         instead of the tier (7.3 only): the proofs that the
 #                      tier's behavioural checks can fail, and the lock
 #                      checking boot.  Kernels, each booted on hygon3 with
@@ -52,11 +60,28 @@
 # content hash of the tier's inputs - the Debian version fetch.sh would take
 # now, kernel-patches/S/, kernel-patches/scripts/, the qemu config fragment,
 # this script, check.py, guest/, mkinitramfs.sh, the private bus config and
-# the expected layouts - and the result. Commit it with the change that was
-# tested. With --if-changed a run whose inputs hash to the recorded value
-# prints "SKIP" and "0 passed, 0 failed" instead of building and booting;
-# the agent binaries are not among the inputs (the planner is checked
-# against the expected layouts by the meson test guest-layouts, every run).
+# the expected layouts - the version and the result. Commit it with the
+# change that was tested. With --if-changed a run whose inputs hash to the
+# recorded value prints "SKIP" and "0 passed, 0 failed" instead of building
+# and booting; the agent binaries are not among the inputs (the planner is
+# checked against the expected layouts by the meson test guest-layouts,
+# every run).
+#
+# The reduced run: when the inputs hashed with the record's own version
+# still give the recorded value, no file changed and only the version
+# fetch.sh would take moved (Debian published a new point release). Then
+# --if-changed neither skips nor runs the whole tier (two kernel builds and
+# the boots, 25 min cold): it fetches the new version, "git am"s the
+# series onto it, runs checkpatch (seconds; checkpatch.pl comes with the
+# new tree) and compiles the objects each patch touches after each patch
+# (build.sh --check-each-only; not for --proofs: the 7.3 tier compiles the
+# series on every run). --proofs instead writes the seed 001 revert and
+# each negative kernel's edit against the new trees (negative-patch-NAME
+# fails when the guarded code moved) and builds and boots none of them.
+# Either ends with a SKIP line saying that the kernels' behaviour was last
+# proven on the recorded version (and when), and that
+# "TOPOTUNE_RECORD=1 tools/test.sh" re-proves it at the new one. A reduced
+# run never writes the record. No record, or a file changed: the full run.
 #
 # Environment: TOPOTUNE_KCACHE (cache, default /var/cache/topotune/kernel),
 # TOPOTUNE_KVERSION (pin a fetched Debian version), TOPOTUNE_JOBS,
@@ -69,7 +94,8 @@ set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
 kp="$here/../../kernel-patches"
-quick=0 deps=1 save=0 race=0 ifchanged=0 recordpass=0 proofs=0
+quick=0 deps=1 save=0 race=0 ifchanged=0 recordpass=0 proofs=0 decideonly=0 hashof=""
+reduced=0
 series=${TOPOTUNE_KSERIES:-7.3}
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -81,7 +107,9 @@ while [ $# -gt 0 ]; do
 	--if-changed) ifchanged=1 ;;
 	--record) recordpass=1 ;;
 	--proofs|--seed001-negative) proofs=1 ;;
-	*) echo "usage: $0 [--series S] [--quick] [--no-deps] [--save-expected] [--race] [--if-changed] [--record] [--proofs]" >&2; exit 2 ;;
+	--decide) decideonly=1 ;;
+	--inputs-hash) hashof=${2:?}; shift ;;
+	*) echo "usage: $0 [--series S] [--quick] [--no-deps] [--save-expected] [--race] [--if-changed] [--record] [--proofs] [--decide] [--inputs-hash VERSION]" >&2; exit 2 ;;
 	esac
 	shift
 done
@@ -101,7 +129,7 @@ finish() {
 	note "elapsed $(( $(date +%s) - start ))s"
 	echo "$passed passed, $failed failed"
 	if [ "$recordpass" = 1 ] && [ "$failed" = 0 ] && [ "$quick" = 0 ] && [ "$save" = 0 ] &&
-	   [ -n "${ver:-}" ]; then
+	   [ "$reduced" = 0 ] && [ -n "${ver:-}" ]; then
 		printf 'inputs %s\nversion %s\nresult %s passed, 0 failed\ndate %s\nelapsed %ss\n' \
 			"$(inputs_hash "$ver")" "$ver" "$passed" "$(date -u +%Y-%m-%d)" \
 			"$(( $(date +%s) - start ))" >"$record"
@@ -146,16 +174,61 @@ inputs_hash() {	# VERSION: the content hash of what this tier run depends on
 		find "$expected" -maxdepth 1 -name '*.txt' -type f | sort | xargs -r cat
 	} | sha256sum | cut -c1-16
 }
-if [ "$ifchanged" = 1 ]; then
-	cand=$(TOPOTUNE_KSERIES=$series "$kp/scripts/fetch.sh" --candidate 2>/dev/null) || cand=""
-	if [ -n "$cand" ] && [ -f "$record" ] &&
-	   [ "$(sed -n 's/^inputs //p' "$record")" = "$(inputs_hash "$cand")" ]; then
-		echo "SKIP kernel-tier-$series: inputs unchanged since the recorded pass ($(sed -n 's/^result //p' "$record"), $(sed -n 's/^date //p' "$record"); $cand; $record)"
-		echo "0 passed, 0 failed"
-		exit 0
-	fi
-	note "inputs changed since the recorded pass (or no record, or no candidate version): running"
+if [ -n "$hashof" ]; then
+	inputs_hash "$hashof"
+	exit 0
 fi
+# decide: sets decision (skip, reduced or full), why, cand (the version
+# fetch.sh would take) and recver (the recorded version).
+decide() {
+	local rin
+	decision=full cand="" recver=""
+	if [ "$ifchanged" = 0 ]; then
+		why="no --if-changed"
+		return
+	fi
+	cand=$(TOPOTUNE_KSERIES=$series "$kp/scripts/fetch.sh" --candidate 2>/dev/null) || cand=""
+	if [ -z "$cand" ]; then
+		why="no candidate version (fetch.sh --candidate failed)"
+		return
+	fi
+	if [ ! -f "$record" ]; then
+		why="no record $record"
+		return
+	fi
+	rin=$(sed -n 's/^inputs //p' "$record")
+	recver=$(sed -n 's/^version //p' "$record")
+	if [ -n "$rin" ] && [ "$rin" = "$(inputs_hash "$cand")" ]; then
+		decision=skip why="inputs unchanged since the recorded pass"
+	elif [ -n "$rin" ] && [ -n "$recver" ] && [ "$recver" != "$cand" ] &&
+	     [ "$rin" = "$(inputs_hash "$recver")" ]; then
+		decision=reduced why="only Debian's version changed since the recorded pass ($recver -> $cand)"
+	else
+		why="inputs changed since the recorded pass"
+	fi
+}
+decide
+if [ "$decideonly" = 1 ]; then
+	note "$why"
+	echo "$decision"
+	exit 0
+fi
+case "$decision" in
+skip)
+	echo "SKIP kernel-tier-$series: inputs unchanged since the recorded pass ($(sed -n 's/^result //p' "$record"), $(sed -n 's/^date //p' "$record"); $cand; $record)"
+	echo "0 passed, 0 failed"
+	exit 0
+	;;
+reduced)
+	# The version the decision was made on, not the newest one in the cache.
+	note "$why: the reduced run (no kernel build, no boot)"
+	reduced=1
+	export TOPOTUNE_KVERSION=$cand
+	;;
+*)
+	[ "$ifchanged" = 0 ] || note "$why (or no record, or no candidate version): running"
+	;;
+esac
 
 # --- host dependencies ----------------------------------------------------
 if [ "$deps" = 1 ]; then
@@ -278,7 +351,9 @@ if [ "$proofs" = 1 ]; then
 	else
 		fail seed001-revert-patch "the fix's loop is not in update_sg_wakeup_stats()"; finish
 	fi
-	if run_logged base-with "$logs/build-seed001-revert.log" "$kp/scripts/build.sh" \
+	if [ "$reduced" = 1 ]; then
+		:
+	elif run_logged base-with "$logs/build-seed001-revert.log" "$kp/scripts/build.sh" \
 		--base-with "$logs/seed001-revert.patch" "${flavour[@]}"; then
 		kseed=$(cat "$logs/build-seed001-revert.log.out"); pass build-seed001-reverted-bzImage
 	else
@@ -302,6 +377,7 @@ if [ "$proofs" = 1 ]; then
 			continue
 		fi
 		rm -rf "$neg"
+		[ "$reduced" = 0 ] || continue
 		if run_logged "neg-$name" "$logs/build-negative-$name.log" "$kp/scripts/build.sh" \
 			--with "$logs/negative-$name.patch" "${flavour[@]}"; then
 			kneg[$name]=$(cat "$logs/build-negative-$name.log.out"); pass "build-negative-$name-bzImage"
@@ -309,11 +385,40 @@ if [ "$proofs" = 1 ]; then
 			fail "build-negative-$name-bzImage" "see $logs/build-negative-$name.log"
 		fi
 	done
-	if run_logged lockdep "$logs/build-lockdep.log" "$kp/scripts/build.sh" --lockdep; then
+	if [ "$reduced" = 1 ]; then
+		:
+	elif run_logged lockdep "$logs/build-lockdep.log" "$kp/scripts/build.sh" --lockdep; then
 		klockdep=$(cat "$logs/build-lockdep.log.out"); pass build-lockdep-bzImage
 	else
 		fail build-lockdep-bzImage "see $logs/build-lockdep.log"
 	fi
+fi
+
+# --- the reduced run ends here -------------------------------------------------
+# Only Debian's version changed since the recorded pass: what is checked
+# above on the new version, the per-patch compile check (not for --proofs,
+# whose record covers no compile check), and one line saying where the
+# kernels' behaviour was last proven.
+if [ "$reduced" = 1 ]; then
+	if [ "$proofs" = 1 ]; then
+		what="git am, checkpatch, the seed 001 revert and each negative kernel's edit on $ver"
+		proven="the negative kernels' behaviour and the lockdep boot were"
+	else
+		what="git am, checkpatch, every patch compiling on its own on $ver"
+		proven="the kernels' behaviour (bzImage builds, boots) was"
+		if [ "$quick" = 1 ]; then
+			echo "SKIP every-patch-compiles: --quick"
+			what="git am and checkpatch on $ver"
+		elif run_logged percommit "$logs/build-check-each.log" "$kp/scripts/build.sh" --check-each-only "${flavour[@]}"; then
+			pass "every-patch-compiles (on $ver, the objects each patch touches)"
+		else
+			fail every-patch-compiles "see $logs/build-check-each.log"
+		fi
+	fi
+	tier="kernel-tier-$series"
+	[ "$proofs" = 0 ] || tier="kernel-tier-proofs"
+	echo "SKIP $tier-boots: only Debian's version changed since the recorded pass ($recver -> $ver); checked: $what; $proven last proven on $recver ($(sed -n 's/^date //p' "$record"), $(sed -n 's/^result //p' "$record")); TOPOTUNE_RECORD=1 tools/test.sh re-proves that at $ver"
+	finish
 fi
 
 # --- builds -----------------------------------------------------------------
