@@ -143,6 +143,7 @@ Applier *applier_free(Applier *a)
 	free(a->error);
 	free(a->irqs_refused);
 	free(a->irqs_refused_error);
+	free(a->irqs_seen);
 	free(a->irqbalance_path);
 	free(a->irq_dir);
 	free(a);
@@ -1693,7 +1694,8 @@ static int apply_irq(Applier *a, const Plan *plan, unsigned irq, int *writes)
 /*
  * Every IRQ there now keeps off the isolated CPUs where the kernel lets it;
  * the records of IRQs that went away are dropped (nothing to restore). An
- * IRQ that appears later is the next apply's: verification reports it.
+ * IRQ that appears later is the next pass's: the daemon runs one when a
+ * driver binds (applier_apply_irqs()), and verification reports it.
  */
 static int apply_irqs(Applier *a, const Plan *plan, int *writes)
 {
@@ -1724,6 +1726,9 @@ static int apply_irqs(Applier *a, const Plan *plan, int *writes)
 		a->irqs_gone++;
 		drop_record(a, i - 1);
 	}
+	free(a->irqs_seen);
+	a->irqs_seen = TAKE_PTR(irqs);
+	a->n_irqs_seen = n;
 	if (a->n_irqs_refused > 0) {
 		StrBuf b = {};
 		_cleanup_free_ char *t = NULL;
@@ -2017,6 +2022,13 @@ static void irqs_refused_prune(Applier *a)
 	a->n_irqs_refused = n;
 }
 
+static void irqs_seen_forget(Applier *a)
+{
+	free(a->irqs_seen);
+	a->irqs_seen = NULL;
+	a->n_irqs_seen = 0;
+}
+
 static int apply_run(Applier *a, ApplyRun *run)
 {
 	int r;
@@ -2033,9 +2045,10 @@ static int apply_run(Applier *a, ApplyRun *run)
 		r = apply_irqs(a, run->plan, &run->writes);
 		if (r < 0)
 			return r;
-	} else if (!irqs_kept_off(run->plan) && !(run->skip_mask & (1U << SETTING_HOUSEKEEPING)))
+	} else if (!irqs_kept_off(run->plan) && !(run->skip_mask & (1U << SETTING_HOUSEKEEPING))) {
 		a->n_irqs_refused = 0;   /* the IRQs go back where they were: none refuses a move */
-	else
+		irqs_seen_forget(a);     /* and no IRQ is kept off any more: none is new to anyone */
+	} else
 		irqs_refused_prune(a);
 	r = state_save(a);
 	if (r < 0)
@@ -2070,12 +2083,84 @@ int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask)
 	return run.writes;
 }
 
+static bool irq_seen(const Applier *a, unsigned irq)
+{
+	return a->n_irqs_seen > 0 && bsearch(&irq, a->irqs_seen, a->n_irqs_seen, sizeof(unsigned), irq_compare);
+}
+
+int applier_irqs_appeared(Applier *a)
+{
+	_cleanup_free_ unsigned *irqs = NULL;
+	size_t n = 0;
+	int r;
+
+	assert(a);
+
+	if (!a->irqs_seen)
+		return 0;
+	r = list_irqs(a, &irqs, &n);
+	if (r < 0)
+		return r;
+	for (size_t i = 0; i < n; i++)
+		if (!irq_seen(a, irqs[i]))
+			return 1;
+	return 0;
+}
+
+int applier_apply_irqs(Applier *a, const Plan *plan)
+{
+	int writes = 0, r;
+
+	assert(a);
+	assert(plan);
+
+	if (!irqs_kept_off(plan))
+		return 0;
+	r = apply_irqs(a, plan, &writes);
+	if (r < 0)
+		return r;
+	r = state_save(a);
+	if (r < 0)
+		return r;
+	irqs_refused_save(a);
+	return writes;
+}
+
+/*
+ * IRQs the last IRQ pass did not see were never written (a pass that had
+ * seen them would have moved them, or found them off the isolated CPUs
+ * already): revert leaves them as they are, and says so.
+ */
+static void revert_note_unseen(Applier *a)
+{
+	_cleanup_free_ unsigned *irqs = NULL;
+	_cleanup_free_ char *t = NULL;
+	StrBuf b = {};
+	size_t n = 0, k = 0;
+
+	if (!a->irqs_seen || list_irqs(a, &irqs, &n) < 0)
+		return;
+	for (size_t i = 0; i < n; i++) {
+		_cleanup_free_ char *path = strprintf("proc/irq/%u/smp_affinity_list", irqs[i]);
+
+		if (irq_seen(a, irqs[i]) || (path && find_record(a, path)))
+			continue;
+		strbuf_appendf(&b, "%s%u", k++ ? ", " : "", irqs[i]);
+	}
+	if (k > 0 && strbuf_steal(&b, &t) >= 0)
+		log_info("housekeeping: IRQ %s appeared after the last IRQ pass and %s never moved: left as %s.", t,
+			 k == 1 ? "was" : "were", k == 1 ? "it is" : "they are");
+	else
+		strbuf_done(&b);
+}
+
 int applier_revert(Applier *a)
 {
 	int r = 0;
 
 	assert(a);
 
+	revert_note_unseen(a);
 	for (size_t i = a->n_changes; i > 0; i--) {
 		int k = restore_one(a, i - 1);
 
@@ -2085,6 +2170,7 @@ int applier_revert(Applier *a)
 	(void)state_save(a);
 	a->n_irqs_refused = 0;
 	irqs_refused_save(a);
+	irqs_seen_forget(a);
 	return r;
 }
 

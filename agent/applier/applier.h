@@ -101,6 +101,13 @@ typedef struct Applier {
 	int *irqs_refused_error;
 	size_t n_irqs_refused;
 	unsigned irqs_moved, irqs_gone;
+	/*
+	 * The IRQs proc/irq had at the last IRQ pass, sorted; NULL before the
+	 * first pass of this process. An IRQ not among them appeared since:
+	 * applier_irqs_appeared() finds them, revert names them.
+	 */
+	unsigned *irqs_seen;
+	size_t n_irqs_seen;
 	char *irqbalance_path;  /* the socket the last apply told, "run/irqbalance/irqbalance<PID>.sock" */
 	/*
 	 * Where writes to proc/irq go: a bind mount of procfs's /proc/irq
@@ -163,7 +170,28 @@ int applier_apply(Applier *a, const Plan *plan);
  */
 int applier_apply_masked(Applier *a, const Plan *plan, unsigned skip_mask);
 
-/* Restore every recorded change in reverse order; drop the record. */
+/*
+ * The IRQ pass alone, for IRQs that appeared since the last apply (a
+ * driver bound to a device allocated them): every IRQ in proc/irq keeps
+ * off @plan's isolated CPUs where the kernel lets it, each write through
+ * the record as in an apply; nothing else is written, and IRQs that refuse
+ * are reported, not a failure. 0 when @plan keeps no IRQs off the isolated
+ * CPUs. Returns the number of IRQs written, or -errno (a->error says why;
+ * what was written stays recorded for revert).
+ */
+int applier_apply_irqs(Applier *a, const Plan *plan);
+
+/*
+ * 1 when proc/irq has an IRQ the last IRQ pass did not see, 0 when not or
+ * when no pass ran yet, -errno when proc/irq cannot be read.
+ */
+int applier_irqs_appeared(Applier *a);
+
+/*
+ * Restore every recorded change in reverse order; drop the record. IRQs
+ * that appeared after the last IRQ pass were never written: they are left
+ * as they are, and the log says which.
+ */
 int applier_revert(Applier *a);
 
 /*

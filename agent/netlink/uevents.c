@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Kernel uevent listener for CPU hotplug and the debouncer that turns a
- * burst of them into one re-plan. The parser and the debouncer are pure;
+ * Kernel uevent listener for CPU hotplug and driver binds, and the
+ * debouncer that turns a burst of them into one re-plan or IRQ pass. The parser and the debouncer are pure;
  * the listener is a thin loop. Depends on basic and netlink-util (libnl).
  */
 #include <stdarg.h>
@@ -102,6 +102,11 @@ int uevent_parse(const void *buf, size_t len, UEvent *ret)
 	return 0;
 }
 
+bool uevent_is_driver_bind(const UEvent *ev)
+{
+	return ev->action == UEVENT_BIND && !streq(ev->subsystem, "cpu");
+}
+
 struct UEvents {
 	struct nl_sock *sk;
 	int fd;
@@ -194,7 +199,7 @@ int uevents_process(UEvents *ue)
 			ue->malformed++;
 			continue;
 		}
-		if (!streq(ev.subsystem, "cpu"))
+		if (!streq(ev.subsystem, "cpu") && !uevent_is_driver_bind(&ev))
 			continue;
 		if (ue->handler) {
 			r = ue->handler(ue, &ev, ue->userdata);

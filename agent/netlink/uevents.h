@@ -2,9 +2,10 @@
 #pragma once
 
 /*
- * Kernel uevents of the cpu subsystem (CPU hotplug) from
- * NETLINK_KOBJECT_UEVENT group 1, and a debouncer so that one burst of
- * hotplug events leads to one re-plan.
+ * Kernel uevents of the cpu subsystem (CPU hotplug) and driver binds (a
+ * driver's probe allocates the device's IRQs) from NETLINK_KOBJECT_UEVENT
+ * group 1, and a debouncer so that one burst of hotplug events leads to one
+ * re-plan, and one burst of binds to one IRQ pass.
  *
  * Event loop use (sd-event):
  *   uevents_new(on_uevent, userdata, &ue, &error);
@@ -56,7 +57,13 @@ int uevent_parse(const void *buf, size_t len, UEvent *ret);
 typedef struct UEvents UEvents;
 typedef int (*UEventHandler)(UEvents *ue, const UEvent *ev, void *userdata);
 
-/* Listen to kernel uevents; only SUBSYSTEM=cpu reaches @handler. */
+/*
+ * A driver bound to a device (ACTION=bind, any subsystem but cpu): its
+ * probe is over, and the IRQs it requested are in /proc/irq.
+ */
+bool uevent_is_driver_bind(const UEvent *ev) _pure_;
+
+/* Listen to kernel uevents; only SUBSYSTEM=cpu and driver binds reach @handler. */
 int uevents_new(UEventHandler handler, void *userdata, UEvents **ret, char **ret_error);
 UEvents *uevents_free(UEvents *ue);
 DEFINE_TRIVIAL_CLEANUP_FUNC(UEvents *, uevents_free);

@@ -2,11 +2,15 @@
 /*
  * The kernel events topotuned reacts to (DESIGN §3): exec/exit of
  * processes that match a profile's [workload] rule switch the profile
- * (proc connector), and CPU hotplug re-reads the topology and re-plans
- * (kobject uevents, debounced). Both listeners exist only on the live
+ * (proc connector), CPU hotplug re-reads the topology and re-plans
+ * (kobject uevents, debounced), and a driver bound to a device runs the
+ * IRQ pass again while the plan keeps IRQs off the isolated CPUs: the IRQs
+ * its probe allocated move too (kobject uevents, debounced; issue 30).
+ * Both listeners exist only on the live
  * system. Where one cannot be had (refused, or failed for good) the daemon
  * says so once, reports State degraded with the reason, and polls instead:
- * a rescan of proc/ and a read of cpu/online every poll interval. A sysroot
+ * a rescan of proc/, a read of cpu/online and a listing of proc/irq every
+ * poll interval. A sysroot
  * has no kernel behind it and is polled the same way, without the
  * degradation. A receive-queue overrun (ENOBUFS) is not a failure: it
  * costs a rescan. Depends on netlink.
@@ -23,6 +27,9 @@
 
 #define HOTPLUG_QUIET_USEC (500 * 1000ULL)
 #define HOTPLUG_MAX_USEC (5 * 1000 * 1000ULL)
+/* A device's binds come within a few ms of each other: its probe is over at the last. */
+#define IRQS_NEW_QUIET_USEC (250 * 1000ULL)
+#define IRQS_NEW_MAX_USEC (2 * 1000 * 1000ULL)
 
 static uint64_t now_usec(Manager *m)
 {
@@ -38,6 +45,7 @@ void manager_events_done(Manager *m)
 	m->uevent_io = sd_event_source_disable_unref(m->uevent_io);
 	m->workload_timer = sd_event_source_disable_unref(m->workload_timer);
 	m->hotplug_timer = sd_event_source_disable_unref(m->hotplug_timer);
+	m->irq_timer = sd_event_source_disable_unref(m->irq_timer);
 	m->workload_poll = sd_event_source_disable_unref(m->workload_poll);
 	m->hotplug_poll = sd_event_source_disable_unref(m->hotplug_poll);
 	m->procevents = procevents_free(m->procevents);
@@ -427,6 +435,90 @@ static void hotplug_feed(Manager *m)
 	arm_hotplug_timer(m);
 }
 
+/* --- new IRQs ---------------------------------------------------------------------- */
+
+static int on_irq_timer(sd_event_source *s, uint64_t usec, void *userdata);
+
+static void arm_irq_timer(Manager *m)
+{
+	uint64_t next = debouncer_next(&m->irqs_new);
+
+	if (next == DEBOUNCE_NEVER)
+		return;
+	if (!m->irq_timer) {
+		if (sd_event_add_time(m->event, &m->irq_timer, CLOCK_MONOTONIC, next, 0, on_irq_timer, m) < 0)
+			log_warning("Failed to arm the new-IRQ timer, ignoring.");
+		return;
+	}
+	(void)sd_event_source_set_time(m->irq_timer, next);
+	(void)sd_event_source_set_enabled(m->irq_timer, SD_EVENT_ONESHOT);
+}
+
+/* Whether the plan in force keeps IRQs off the isolated CPUs: only then is a new IRQ ours to move. */
+static bool irqs_kept_quiet(const Manager *m)
+{
+	const PlanStep *st;
+
+	if (!m->plan || m->state == MANAGER_OFF || (m->backed_off & (1U << SETTING_HOUSEKEEPING)))
+		return false;
+	st = &m->plan->steps[SETTING_HOUSEKEEPING];
+	return (st->action == STEP_SET || st->action == STEP_NONE) &&
+	       (m->plan->housekeeping_parts & (1 << HOUSEKEEPING_IRQS)) && !cpuset_is_empty(&m->plan->isolated);
+}
+
+static void irqs_feed(Manager *m, const char *source)
+{
+	if (!irqs_kept_quiet(m))
+		return;
+	m->irq_source = source;
+	debouncer_feed(&m->irqs_new, now_usec(m));
+	arm_irq_timer(m);
+}
+
+/*
+ * The IRQ pass alone: the IRQs that appeared since the last one keep off
+ * the isolated CPUs, through the record (revert puts them back as they
+ * came); nothing else of the plan is written. A CPU hotplug re-plans
+ * instead, and a change of anything else is verification's.
+ */
+static int on_irq_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Manager *m = userdata;
+	unsigned refused;
+	int r;
+
+	if (!debouncer_fire(&m->irqs_new, now_usec(m))) {
+		arm_irq_timer(m);
+		return 0;
+	}
+	if (!irqs_kept_quiet(m))
+		return 0;
+	if (m->applying) {
+		/* An apply runs its own IRQ pass; look again once it is over. */
+		irqs_feed(m, m->irq_source);
+		return 0;
+	}
+	refused = (unsigned)m->applier->n_irqs_refused;
+	m->change_source = m->irq_source ?: "new IRQs";
+	m->applying_plan = m->plan;
+	r = applier_apply_irqs(m->applier, m->plan);
+	m->applying_plan = NULL;
+	m->change_source = NULL;
+	if (r < 0)
+		log_warning_errno(r, "Moving new IRQs off the isolated CPUs failed (%s): %s", strna(m->irq_source),
+				  strna(m->applier->error));
+	else if (r > 0 || m->applier->n_irqs_refused != refused)
+		log_info("%s: %d IRQ%s moved off the isolated CPUs; %zu keep%s their affinity (managed or per-CPU).",
+			 strna(m->irq_source), r, r == 1 ? "" : "s", m->applier->n_irqs_refused,
+			 m->applier->n_irqs_refused == 1 ? "s" : "");
+	else
+		log_debug("%s: no IRQ to move.", strna(m->irq_source));
+	m->irq_source = NULL;
+	manager_update_state(m);
+	manager_emit_changed(m);
+	return 0;
+}
+
 static int on_hotplug_poll(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	Manager *m = userdata;
@@ -435,6 +527,9 @@ static int on_hotplug_poll(sd_event_source *s, uint64_t usec, void *userdata)
 	int r;
 
 	poll_rearm(m, s);
+	/* No uevent tells of a driver's binds here: the IRQs the last pass did not see do. */
+	if (irqs_kept_quiet(m) && applier_irqs_appeared(m->applier) > 0)
+		irqs_feed(m, "new IRQs in /proc/irq (polled)");
 	r = read_file_at(m->session.root_fd, "sys/devices/system/cpu/online", 4096, &text, NULL);
 	if (r >= 0)
 		r = cpuset_parse_list(strip_trailing(text), &online, NULL);
@@ -474,7 +569,10 @@ static int on_uevent(UEvents *ue, const UEvent *ev, void *userdata)
 	Manager *m = userdata;
 
 	log_debug("uevent %s %s", uevent_action_to_string(ev->action), strna(ev->devpath));
-	debouncer_feed(&m->hotplug, now_usec(m));
+	if (uevent_is_driver_bind(ev))
+		irqs_feed(m, "a driver bound to a device");
+	else
+		debouncer_feed(&m->hotplug, now_usec(m));
 	return 0;
 }
 
@@ -489,6 +587,7 @@ static int on_uevent_io(sd_event_source *s, int fd, uint32_t revents, void *user
 			log_notice("uevents were lost (receive queue overrun); re-planning to be sure. "
 				   "Further overruns are handled the same way without a message.");
 		debouncer_feed(&m->hotplug, now_usec(m));
+		irqs_feed(m, "uevents lost");
 	} else if (r < 0 && !event_error_is_transient(r)) {
 		_cleanup_free_ char *why = strprintf("%s (%s)", strna(uevents_error(m->uevents)), strerror(-r));
 
@@ -506,6 +605,7 @@ int manager_listen(Manager *m)
 	int r;
 
 	debouncer_init(&m->hotplug, HOTPLUG_QUIET_USEC, HOTPLUG_MAX_USEC);
+	debouncer_init(&m->irqs_new, IRQS_NEW_QUIET_USEC, IRQS_NEW_MAX_USEC);
 	r = cpuset_copy(&m->online_polled, &m->session.topology->online);
 	if (r < 0)
 		return log_oom();

@@ -151,6 +151,14 @@ typedef struct Manager {
 	UEvents *uevents;
 	Debouncer hotplug;
 	CpuSet online_polled;        /* cpu/online as the polling fallback last read it */
+	/*
+	 * New IRQs while isolated CPUs are kept quiet: a driver bound (uevent),
+	 * or the poll found IRQs the last pass did not see. One IRQ pass per
+	 * burst (@irq_source says why, for the journal).
+	 */
+	Debouncer irqs_new;
+	const char *irq_source;
+	sd_event_source *irq_timer;
 	sd_event_source *proc_io, *uevent_io, *workload_timer, *hotplug_timer;
 	sd_event_source *workload_poll, *hotplug_poll;
 

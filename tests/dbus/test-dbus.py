@@ -839,7 +839,33 @@ try:
           and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == iso0, str(prop("IsolatedCpus")))
     check("... and back: IRQ 1 on the housekeeping CPUs of the starting set",
           rd(hp, "proc/irq/1/smp_affinity_list") == str(prop("HousekeepingCpus")), rd(hp, "proc/irq/1/smp_affinity_list"))
+    # A device bound after the apply (issue 30): its IRQs appear. No uevent on a sysroot: the poll
+    # finds IRQs the last pass did not see and runs the IRQ pass alone, without Apply or Verify.
+    hk0 = str(prop("HousekeepingCpus"))
+    first_hk = sorted(cpulist(hk0))[0]
+    for irq, aff in ((900, "0-383"), (901, str(first_hk))):
+        os.makedirs(os.path.join(hp, f"proc/irq/{irq}"))
+        wr(hp, f"proc/irq/{irq}/smp_affinity_list", aff + "\n")
+    wr(hp, "proc/irq/default_smp_affinity", ",".join(["ffffffff"] * 12) + "\n")   # another writer's
+    t_new = time.time()
+    end = t_new + 10
+    while time.time() < end and rd(hp, "proc/irq/900/smp_affinity_list") != hk0:
+        time.sleep(0.1)
+    print(f"# IRQ 900 (every CPU) appeared -> moved in {time.time() - t_new:.1f} s")
+    check("a new IRQ on isolated CPUs: moved to the housekeeping CPUs within the poll, no Apply or Verify",
+          rd(hp, "proc/irq/900/smp_affinity_list") == hk0, log_text(hlog)[-800:])
+    check("... the new IRQ already off them stays as it came; nothing but IRQs written (the default affinity "
+          "another writer set stays)",
+          rd(hp, "proc/irq/901/smp_affinity_list") == str(first_hk)
+          and rd(hp, "proc/irq/default_smp_affinity") == ",".join(["ffffffff"] * 12),
+          rd(hp, "proc/irq/901/smp_affinity_list") + " " + rd(hp, "proc/irq/default_smp_affinity"))
+    check("... the journal says why, and the record has it for revert",
+          "new IRQs in /proc/irq (polled): 1 IRQ moved off the isolated CPUs" in log_text(hlog)
+          and "proc/irq/900/smp_affinity_list" in rd(hp, "run/topotune/state"), log_text(hlog)[-800:])
     stop_daemon(d)
+    check("hotplug tree: stop puts the new IRQ back as it came, leaves the other as it is",
+          rd(hp, "proc/irq/900/smp_affinity_list") == "0-383" and rd(hp, "proc/irq/901/smp_affinity_list") == str(first_hk),
+          rd(hp, "proc/irq/900/smp_affinity_list"))
     check("hotplug tree: stop restores the slice", rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus") == ""
           and rd(hp, "sys/fs/cgroup/topotune.slice/cpuset.cpus.partition") == "member")
     check("hotplug tree: stop restores IRQ 1 (every CPU) and the default affinity",

@@ -12,7 +12,10 @@
 #   (a workload started with systemd-run --slice=topotune.slice, the
 #   partition, /proc/schedstat, DomainLayout), topotunectl metrics and the
 #   metrics textfile (parsed on the host by prometheus_client), the journal
-#   records and their catalog entry, set-profile (throughput: applied without the missing
+#   records and their catalog entry, a kill -9 within the IRQ pass and the
+#   restart's recovery, a virtio NIC hot-added through qemu's QMP socket
+#   (its IRQs moved off the isolated CPUs on the driver's bind, put back as
+#   they came by a revert), set-profile (throughput: applied without the missing
 #   SMT_BUDDY_ASSIST, State degraded), revert, apply, restart, stop, an
 #   upgrade (the daemon is not restarted), apt purge;
 # - on the patched 7.3 kernel (kernel-patches/, built by build.sh --systemd:
@@ -21,7 +24,8 @@
 #   SMT_BUDDY_ASSIST through kernel.sched_smt_buddy_assist, hpc's isolation
 #   (the kernel's cpuset.cpus.isolated too), layout --compare equal to the
 #   planner's prediction, the metrics with the series' counters, verify,
-#   and a stop that puts every value back.
+#   the kill -9 within the IRQ pass and the hot-added NIC as on the stock
+#   kernel, and a stop that puts every value back.
 # The host checks the transcripts and facts the guests leave.
 #
 # Usage: tests/install/systemd-vm.sh [--transcript FILE]   (as root; needs the
@@ -602,6 +606,89 @@ crash_apply() {	# TAG
 	fact "${t}_crash_apply_rc" "$rc"
 }
 
+# A device hot-added while hpc keeps the isolated CPUs quiet (issue 30):
+# the guest asks the host for a virtio NIC (a line on the serial port the
+# host's watcher reads; it sends device_add through qemu's QMP socket).
+# The driver's probe allocates its IRQs and virtio_net spreads its queues
+# over every CPU; the bind uevent makes topotuned move them within a bounded
+# wait. irqbalance is stopped meanwhile (it would move IRQs itself). A
+# revert then puts each IRQ topotuned moved back as it came (the record's
+# original) and leaves the others as they are.
+hotadd() {	# TAG
+	t=$1
+	iso=$(prop IsolatedCpus | sed -n 's/^s "\(.*\)"$/\1/p')
+	x 'systemctl stop irqbalance'
+	irq_affinities >"$TT/$t-hot-before.txt"
+	jl=$(journalctl -u topotuned --no-pager -o cat | grep -c .)
+	echo "\$ (asking the host for a virtio-net-pci device: hot-add)"
+	echo "TT-HOTADD-REQ-$t" >/dev/ttyS0
+	# The new IRQs: numbers not there before, with a virtio name in /proc/interrupts.
+	i=0 new=""
+	while [ $i -lt 240 ]; do
+		new=$(irq_affinities | while read -r irq aff; do
+			grep -q "^$irq " "$TT/$t-hot-before.txt" && continue
+			grep -q "^ *$irq:.*virtio" /proc/interrupts && echo "$irq"
+		done | paste -sd' ' -)
+		[ -n "$new" ] && [ -n "$(ls /sys/bus/virtio/drivers/virtio_net/ 2>/dev/null | grep virtio)" ] && break
+		sleep 0.5
+		i=$((i + 1))
+	done
+	t0=$(date +%s%N)
+	# Bounded: 10 s for topotuned to move them off the isolated CPUs.
+	j=0
+	while [ $j -lt 40 ]; do
+		on=""
+		for irq in $new; do
+			[ "$(overlap "$(cat "/proc/irq/$irq/smp_affinity_list")" "$iso")" = 0 ] || on="$on $irq"
+		done
+		[ -z "$on" ] && break
+		sleep 0.25
+		j=$((j + 1))
+	done
+	x "ip -br link 2>/dev/null || ls /sys/class/net"
+	x "grep -E 'virtio[0-9]*-(input|output|config)' /proc/interrupts"
+	for irq in $new; do x "cat /proc/irq/$irq/smp_affinity_list"; done
+	fact "${t}_hot_new" "$new"
+	fact "${t}_hot_wait_ms" "$(( ($(date +%s%N) - t0) / 1000000 ))"
+	# A managed IRQ refuses (EIO): named in irqs-refused, not ours to move.
+	refused=$(sed -n 's/^\([0-9]*\) .*/\1/p' /run/topotune/irqs-refused 2>/dev/null | paste -sd' ' -)
+	left=""
+	for irq in $on; do
+		case " $refused " in *" $irq "*) ;; *) left="$left $irq" ;; esac
+	done
+	fact "${t}_hot_on_isolated" "${left# }"
+	x "journalctl -u topotuned --no-pager -o cat | tail -n +$((jl + 1))"
+	fact "${t}_hot_journal" "$(journalctl -u topotuned --no-pager -o cat | tail -n +$((jl + 1)) |
+		sed -n 's/^a driver bound to a device: \([0-9]*\) IRQs\{0,1\} moved.*/\1/p' | tail -n 1)"
+	# What the record holds of the new IRQs: their affinity as they came.
+	x "grep -E 'proc/irq/($(echo $new | tr ' ' '|'))/' /run/topotune/state"
+	recd=""
+	for irq in $new; do
+		old=$(sed -n "s|^change irq 1 housekeeping =proc/irq/$irq/smp_affinity_list =\([^ ]*\) .*|\1|p" /run/topotune/state)
+		old=${old%%%0A}
+		old=${old#=}
+		[ -n "$old" ] && recd="$recd $irq=$old"
+	done
+	fact "${t}_hot_recorded" "${recd# }"
+	irq_affinities >"$TT/$t-hot-tuned.txt"
+	x 'topotunectl revert'
+	fact "${t}_hot_revert_rc" "$rc"
+	# Each moved IRQ back as it came; every other new IRQ as the tuned system left it.
+	bad=""
+	for irq in $new; do
+		now=$(cat "/proc/irq/$irq/smp_affinity_list")
+		want=""
+		for e in $recd; do [ "${e%%=*}" = "$irq" ] && want=${e#*=}; done
+		[ -n "$want" ] || want=$(sed -n "s/^$irq //p" "$TT/$t-hot-tuned.txt")
+		[ "$now" = "$want" ] || bad="$bad $irq:$now(want $want)"
+	done
+	for irq in $new; do x "cat /proc/irq/$irq/smp_affinity_list"; done
+	fact "${t}_hot_revert_bad" "${bad# }"
+	x 'systemctl start irqbalance'
+	x 'topotunectl apply'
+	fact "${t}_hot_apply_rc" "$rc"
+}
+
 session() {
 	sec "the guest"
 	x 'uname -r'
@@ -671,6 +758,9 @@ session() {
 
 	sec "kill -9 during the apply"
 	crash_apply hpc
+
+	sec "a NIC hot-added while the isolated CPUs are quiet"
+	hotadd hpc
 
 	sec "the journal"
 	x "journalctl --no-pager -o cat MESSAGE_ID=$MSGID"
@@ -830,6 +920,12 @@ session_patched() {
 	quiet phpc
 	x "journalctl --no-pager -o cat MESSAGE_ID=$MSGID"
 
+	sec "kill -9 during the apply (patched kernel)"
+	crash_apply phpc
+
+	sec "a NIC hot-added while the isolated CPUs are quiet (patched kernel)"
+	hotadd phpc
+
 	sec "throughput: SMT_BUDDY_ASSIST through kernel.sched_smt_buddy_assist"
 	x 'topotunectl set-profile throughput'
 	fact throughput_rc "$rc"
@@ -886,6 +982,38 @@ for row in $(echo "$SLIT" | tr ' ' ','); do
 	s=$((s + 1))
 done
 
+# The guest asks for a hot-added NIC with a line on its serial port
+# ("TT-HOTADD-REQ-TAG"); this watcher answers each once, through qemu's QMP
+# socket: device_add virtio-net-pci (no network behind it: the guest only
+# needs the device, its driver and its IRQs). What QMP said goes to
+# DIR/qmp.log.
+hotadd_watch() {	# DIR
+	wd=$1 done_tags=""
+	while :; do
+		for tag in $(grep -ao 'TT-HOTADD-REQ-[a-z0-9]*' "$wd/console.log" 2>/dev/null | sort -u); do
+			case " $done_tags " in *" $tag "*) continue ;; esac
+			done_tags="$done_tags $tag"
+			/usr/bin/python3 - "$wd/qmp.sock" "ttnic-${tag#TT-HOTADD-REQ-}" >>"$wd/qmp.log" 2>&1 <<'EOF' || true
+import json, socket, sys
+s = socket.socket(socket.AF_UNIX)
+s.connect(sys.argv[1])
+f = s.makefile("rw")
+print(f.readline().strip())
+for cmd in ({"execute": "qmp_capabilities"},
+            {"execute": "device_add", "arguments": {"driver": "virtio-net-pci", "id": sys.argv[2]}}):
+    f.write(json.dumps(cmd) + "\n")
+    f.flush()
+    while True:
+        line = f.readline()
+        print(line.strip())
+        if not line or "return" in json.loads(line) or "error" in json.loads(line):
+            break
+EOF
+		done
+		sleep 1
+	done
+}
+
 # One boot of a fresh overlay of the base image with the session for KIND
 # (stock: Debian's kernel and initrd; patched: the series' bzImage, which
 # needs no initrd), its transcript copied to TRANSCRIPT_FILE, its facts to
@@ -904,6 +1032,9 @@ boot() {	# KIND TRANSCRIPT_FILE TCG_THREADS QEMU_KERNEL_ARGS...
 	mkfs.ext4 -q -F -L tt -d "$d/io" "$d/io.img"
 	b0=$(date +%s)
 	rc=0
+	rm -f "$d/qmp.sock"
+	hotadd_watch "$d" &
+	watcher=$!
 	# shellcheck disable=SC2086
 	timeout "$VM_TIMEOUT" qemu-system-x86_64 -accel "tcg,thread=$threads" -M pc -m 1536 \
 		-smp 12,sockets=2,cores=3,threads=2 -cpu Icelake-Server,vendor=GenuineIntel,family=6,model=173 $NUMA \
@@ -911,7 +1042,10 @@ boot() {	# KIND TRANSCRIPT_FILE TCG_THREADS QEMU_KERNEL_ARGS...
 		-drive "file=$d/root.qcow2,if=virtio,format=qcow2" \
 		-drive "file=$d/io.img,if=virtio,format=raw" \
 		-nic none -display none -monitor none -serial "file:$d/console.log" -no-reboot \
+		-qmp "unix:$d/qmp.sock,server=on,wait=off" \
 		2>"$d/qemu.log" || rc=$?
+	kill "$watcher" 2>/dev/null || true
+	wait "$watcher" 2>/dev/null || true
 	rm -f "$d/root.qcow2"
 	for x in facts.txt transcript.txt metrics.prom textfile.prom status.json; do
 		rm -f "$d/$x"
@@ -1019,6 +1153,28 @@ check_crash() {	# TAG WHAT
 	check "$2: a revert then: every control and every IRQ's affinity byte for byte as before the apply" \
 		"$(f "${t}_crash_same")" 0
 	check "$2: apply again: exit 0" "$(f "${t}_crash_apply_rc")" 0
+}
+
+# The hot-added NIC (hotadd in the guest): its IRQs, moved within the bounded
+# wait by the IRQ pass a driver's bind starts, and a revert after it.
+check_hotadd() {	# TAG WHAT KIND
+	t=$1
+	if [ -n "$(f "${t}_hot_new")" ]; then
+		pass "$2: device_add virtio-net-pci through QMP: the driver bound, new IRQs $(f "${t}_hot_new")"
+	else
+		grep -v '^{"QMP"' "$WORK/$3/qmp.log" 2>/dev/null | tail -n 3
+		fail "$2: no new virtio IRQ after the hot-add (QMP's answers above)"
+	fi
+	check "$2: within $(f "${t}_hot_wait_ms") ms (10 s at most) none of them that takes a write holds an isolated CPU" \
+		"$(f "${t}_hot_on_isolated")" ""
+	if [ "$(f "${t}_hot_journal")" -ge 1 ] 2>/dev/null; then
+		pass "$2: topotuned's journal: \"a driver bound to a device: $(f "${t}_hot_journal") IRQs moved\" (record: $(f "${t}_hot_recorded"))"
+	else
+		fail "$2: topotuned's journal has no IRQ moved for the driver's bind ('$(f "${t}_hot_journal")')"
+	fi
+	check "$2: revert puts each IRQ it moved back as it came, leaves the other new ones as they are" \
+		"$(f "${t}_hot_revert_rc") $(f "${t}_hot_revert_bad")" "0 "
+	check "$2: apply again: exit 0" "$(f "${t}_hot_apply_rc")" 0
 }
 
 # A metrics file through prometheus_client's text parser (Debian's, on the
@@ -1204,6 +1360,7 @@ check "ActiveProfile after the reload" "$(f profile_reload)" 's "hpc"'
 check_isolation hpc "stock kernel, hpc" no
 check_quiet hpc "stock kernel, hpc"
 check_crash hpc "stock kernel, hpc"
+check_hotadd hpc "stock kernel, hpc, a NIC hot-added" stock
 check "after a restart the drop-in's profile is active" "$(f profile_restart)" 's "hpc"'
 if [ "$(f records)" -gt 0 ] 2>/dev/null && [ "$(f catalog)" = 1 ]; then
 	pass "journal: $(f records) change records (MESSAGE_ID=01961099...), catalog text shown by journalctl -x"
@@ -1244,6 +1401,8 @@ if [ -n "$PATCHED" ]; then
 		"$(f reload_rc) $(f profile_reload) $(f hpc_state)" '0 s "hpc" s "applied"'
 	check_isolation phpc "patched kernel, hpc" yes
 	check_quiet phpc "patched kernel, hpc"
+	check_crash phpc "patched kernel, hpc"
+	check_hotadd phpc "patched kernel, hpc, a NIC hot-added" patched
 	check "patched kernel: hpc: verify exit 0" "$(f hpc_verify_rc)" 0
 	check "patched kernel: systemctl stop topotuned: exit 0, every value as before the install" \
 		"$(f stop_rc) $(f stop_same)" "0 0"

@@ -240,6 +240,7 @@ static const struct {
 	const char *devpath, *subsystem;
 	int cpu;
 	uint64_t seqnum;
+	bool bind;   /* uevent_is_driver_bind(): an IRQ pass follows */
 } uevent_cases[] = {
 	{ "cpu online",
 	  P("online@/devices/system/cpu/cpu3\0ACTION=online\0DEVPATH=/devices/system/cpu/cpu3\0"
@@ -268,6 +269,22 @@ static const struct {
 	{ "another subsystem",
 	  P("add@/devices/virtual/net/veth0\0ACTION=add\0DEVPATH=/devices/virtual/net/veth0\0SUBSYSTEM=net\0"),
 	  0, UEVENT_ADD, "/devices/virtual/net/veth0", "net", -1, 0 },
+	{ "virtio_net bound to a hot-added device",
+	  P("bind@/devices/pci0000:00/0000:00:05.0/virtio2\0ACTION=bind\0DEVPATH=/devices/pci0000:00/0000:00:05.0/virtio2\0"
+	    "SUBSYSTEM=virtio\0DRIVER=virtio_net\0MODALIAS=virtio:d00000001v00001AF4\0SEQNUM=2211\0"),
+	  0, UEVENT_BIND, "/devices/pci0000:00/0000:00:05.0/virtio2", "virtio", -1, 2211, true },
+	{ "a PCI driver bound",
+	  P("bind@/devices/pci0000:00/0000:00:05.0\0ACTION=bind\0DEVPATH=/devices/pci0000:00/0000:00:05.0\0"
+	    "SUBSYSTEM=pci\0DRIVER=virtio-pci\0"),
+	  0, UEVENT_BIND, "/devices/pci0000:00/0000:00:05.0", "pci", -1, 0, true },
+	{ "a driver unbound: no IRQ to move",
+	  P("unbind@/devices/pci0000:00/0000:00:05.0\0ACTION=unbind\0DEVPATH=/devices/pci0000:00/0000:00:05.0\0"
+	    "SUBSYSTEM=pci\0"),
+	  0, UEVENT_UNBIND, "/devices/pci0000:00/0000:00:05.0", "pci", -1, 0, false },
+	{ "a cpu's driver bound: hotplug's",
+	  P("bind@/devices/system/cpu/cpu3\0ACTION=bind\0DEVPATH=/devices/system/cpu/cpu3\0SUBSYSTEM=cpu\0"
+	    "DRIVER=processor\0"),
+	  0, UEVENT_BIND, "/devices/system/cpu/cpu3", "cpu", 3, 0, false },
 
 	/* malformed */
 	{ "empty", "", 0, -EBADMSG },
@@ -342,6 +359,7 @@ static void test_uevent_table(void)
 		check_str(ev.subsystem, uevent_cases[i].subsystem);
 		check_ctx(name, ev.cpu == uevent_cases[i].cpu);
 		check_ctx(name, ev.seqnum == uevent_cases[i].seqnum);
+		check_ctx(name, uevent_is_driver_bind(&ev) == uevent_cases[i].bind);
 		free(mem);
 	}
 }

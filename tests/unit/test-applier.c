@@ -1530,6 +1530,82 @@ static void test_housekeeping_irqs_come_and_go(void)
 }
 
 /*
+ * A driver binds after the apply and its IRQs appear (issue 30): the IRQ
+ * pass alone moves the one on an isolated CPU through the record, leaves
+ * the one already off them, and writes nothing else (the default affinity
+ * another writer changed meanwhile stays as it is: that is verification's).
+ * A managed IRQ among the new ones is reported. Revert puts the moved one
+ * back as it came and leaves an IRQ that appeared after the pass alone.
+ */
+static void test_housekeeping_irqs_new(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(plan_freep) Plan *p = NULL, *none = NULL;
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_free_ char *record = NULL, *refused = NULL;
+	Mismatch *m = NULL;
+	size_t n = 99;
+
+	put_irqs(fd);
+	p = make_hk_plan(fd, 1 << HOUSEKEEPING_IRQS, "3,7");
+	if (!p)
+		return;
+	fault = (Fault) {};
+	irqk = (typeof(irqk)) { .managed = { "24", "52" } };
+	check(applier_new(fd, &irq_io, NULL, &a) == 0);
+	check_int(applier_irqs_appeared(a), 0);   /* no pass yet: nothing to compare with */
+	/* slice dir, cpuset.cpus, partition, default affinity; IRQs 1, 9 and 25. */
+	check_int(applier_apply(a, p), 7);
+	check_int(applier_irqs_appeared(a), 0);
+
+	put(fd, "proc/irq/50/smp_affinity_list", "0-7\n");
+	put(fd, "proc/irq/51/smp_affinity_list", "0-2\n");
+	put(fd, "proc/irq/52/smp_affinity_list", "7\n");
+	put(fd, "proc/irq/default_smp_affinity", "ff\n");
+	check_int(applier_irqs_appeared(a), 1);
+	check_int(applier_apply_irqs(a, p), 1);
+	check_file(fd, "proc/irq/50/smp_affinity_list", "0-2,4-6");
+	check_file(fd, "proc/irq/51/smp_affinity_list", "0-2\n");
+	check_file(fd, "proc/irq/52/smp_affinity_list", "7\n");
+	check_file(fd, "proc/irq/default_smp_affinity", "ff\n");
+	check_int(a->n_irqs_refused, 2);
+	if (a->n_irqs_refused == 2)
+		check_int(a->irqs_refused[1], 52);
+	record = file(fd, STATE_FILE);
+	refused = file(fd, KERNEL_IRQS_REFUSED_FILE);
+	check(strstr(record, "change irq 1 housekeeping =proc/irq/50/smp_affinity_list =0-7"));
+	check(!strstr(record, "irq/51/") && !strstr(record, "irq/52/"));
+	check(strstr(refused, "\n52 EIO"));
+	check_int(applier_irqs_appeared(a), 0);
+	/* Nothing new: the pass writes nothing. */
+	check_int(applier_apply_irqs(a, p), 0);
+	/* The IRQ of the new driver is no drift any more; the default affinity is. */
+	check(applier_verify(a, p, &m, &n) == 0);
+	check_int(n, 1);
+	if (n == 1)
+		check_str(m[0].got, "irqs 0-7");
+	mismatches_free(m, n);
+
+	/* A plan that keeps no IRQ off the isolated CPUs: the pass has nothing to do. */
+	none = make_hk_plan(fd, 0, "3,7");
+	if (none) {
+		put(fd, "proc/irq/53/smp_affinity_list", "0-7\n");
+		check_int(applier_apply_irqs(a, none), 0);
+		check_file(fd, "proc/irq/53/smp_affinity_list", "0-7\n");
+	}
+
+	check_int(applier_revert(a), 0);
+	check_file(fd, "proc/irq/50/smp_affinity_list", "0-7\n");
+	check_file(fd, "proc/irq/51/smp_affinity_list", "0-2\n");
+	check_file(fd, "proc/irq/53/smp_affinity_list", "0-7\n");
+	check_file(fd, "proc/irq/1/smp_affinity_list", "0-7\n");
+	check(!path_exists_at(fd, STATE_FILE));
+	check_int(applier_irqs_appeared(a), 0);   /* reverted: no pass to compare with */
+	rm_rf(tmpl);
+}
+
+/*
  * A workqueue cpumask that cannot be written (a read-only mount: the unit
  * without its ReadWritePaths=): the apply fails naming the file and
  * changes nothing, the IRQ default affinity written before it included.
@@ -1645,6 +1721,7 @@ int main(void)
 	test_housekeeping_apply();
 	test_irq_dir();
 	test_housekeeping_irqs_come_and_go();
+	test_housekeeping_irqs_new();
 	test_housekeeping_workqueue_readonly();
 	test_housekeeping_irqbalance();
 	test_faults();
