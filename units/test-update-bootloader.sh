@@ -8,16 +8,8 @@ set -u
 SCRIPT=$1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-passed=0 failed=0
-check() {	# NAME GOT WANT
-	if [ "$2" = "$3" ]; then
-		echo "PASS: $1"
-		passed=$((passed + 1))
-	else
-		printf 'FAIL: %s\n  got:  %s\n  want: %s\n' "$1" "$2" "$3"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tests/check.sh
+. "$(dirname "$0")/../tests/check.sh"
 fake() {	# NAME: a tool that logs its arguments
 	printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$1" "$T" >"$T/bin/$1"
 	chmod 755 "$T/bin/$1"
@@ -209,5 +201,4 @@ rm "$T/bin/grubby"
 run
 check "neither tool: exit 1 with what to do" "$rc $(grep -c 'neither update-grub nor grubby' "$T/out")" "1 1"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

@@ -39,16 +39,8 @@ if [ "${TOPOTUNE_IN_NS:-}" != 1 ]; then
 	exit $rc
 fi
 
-passed=0 failed=0
-check() {	# NAME GOT WANT
-	if [ "$2" = "$3" ]; then
-		echo "PASS: $1"
-		passed=$((passed + 1))
-	else
-		printf 'FAIL: %s\n  got:  %s\n  want: %s\n' "$1" "$2" "$3"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tests/check.sh
+. "$SRC/tests/check.sh"
 RW=${TOPOTUNE_RW:-$(sed -n 's/^ReadWritePaths=//p' "$SRC/units/topotune-bootloader.service")}
 echo "# grubby: $(sha256sum "$GRUBBY" | cut -c1-16); ReadWritePaths=$RW"
 for m in /boot /etc/kernel /etc/default; do
@@ -158,5 +150,4 @@ for l in fedora rhel8; do
 	fi
 	check "$l: revert: every file as before (blanks joined)" "$(snapshot)" "$before"
 done
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary
