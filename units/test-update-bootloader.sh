@@ -72,11 +72,13 @@ rm "$T/bin/update-grub"
 # fedora-riscv/grubby 68f872a; update_bls_fragment(), update_args(),
 # display_info_values()), on $R rather than /: --update-kernel=ALL edits the
 # options of every $R/boot/loader/entries/*.conf, GRUB_CMDLINE_LINUX in
-# $R/etc/default/grub (when set) and $R/etc/kernel/cmdline (created when
-# $R/etc/kernel exists); --info=ALL lists each entry's args. Like the real
-# one it exits 0 when there is no entry or a write fails (a directory
-# listed in $T/ro is read-only, as in a sandbox that does not open it): it
-# prints sed's complaint and changes nothing there.
+# $R/etc/default/grub (when the file sourced sets it; every line beginning
+# with GRUB_CMDLINE_LINUX, GRUB_CMDLINE_LINUX_DEFAULT= too, becomes
+# GRUB_CMDLINE_LINUX="the value, changed") and $R/etc/kernel/cmdline
+# (created when $R/etc/kernel exists); --info=ALL lists each entry's args.
+# Like the real one it exits 0 when there is no entry or a write fails (a
+# directory listed in $T/ro is read-only, as in a sandbox that does not open
+# it): it prints sed's complaint and changes nothing there.
 R=$T/root
 printf '#!/bin/sh\necho "grubby $*" >>"%s/calls"\nR="%s" RO="%s/ro"\n' "$T" "$R" "$T" >"$T/bin/grubby"
 cat >>"$T/bin/grubby" <<'GRUBBY'
@@ -115,9 +117,11 @@ if [ -n "$info" ]; then
 	exit 0
 fi
 g=$R/etc/default/grub
-if [ -f "$g" ] && old=$(sed -n 's/^GRUB_CMDLINE_LINUX="\(.*\)"$/\1/p' "$g") && [ -n "$old" ] && ! ro "$g"; then
+# As grubby-bls: the value the file sourced gives, and every line that
+# begins with GRUB_CMDLINE_LINUX (GRUB_CMDLINE_LINUX_DEFAULT too) replaced.
+if [ -f "$g" ] && old=$(. "$g"; echo ${GRUB_CMDLINE_LINUX:-}) && [ -n "$old" ] && ! ro "$g"; then
 	new=$(args "$old")
-	sed -i "s|^GRUB_CMDLINE_LINUX=.*|GRUB_CMDLINE_LINUX=\"$new\"|" "$g"
+	sed -i "s|^GRUB_CMDLINE_LINUX.*|GRUB_CMDLINE_LINUX=\"$new\"|" "$g"
 fi
 for f in "$R"/boot/loader/entries/*.conf; do
 	[ -f "$f" ] || continue
