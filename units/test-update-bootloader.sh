@@ -2,22 +2,15 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # units/update-bootloader with fake update-grub and grubby: which tool runs,
 # with which arguments, for a request that is there, gone or not one
-# topotuned writes (shell, garbage, a link, a FIFO: refused, nothing changes).
+# topotuned writes (shell, garbage, a link, a FIFO: refused, nothing changes);
+# with grubby, what it leaves undone and an /etc/default/grub it would damage.
 # Usage: test-update-bootloader.sh SCRIPT
 set -u
 SCRIPT=$1
 T=$(mktemp -d)
 trap 'rm -rf "$T"' EXIT
-passed=0 failed=0
-check() {	# NAME GOT WANT
-	if [ "$2" = "$3" ]; then
-		echo "PASS: $1"
-		passed=$((passed + 1))
-	else
-		printf 'FAIL: %s\n  got:  %s\n  want: %s\n' "$1" "$2" "$3"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tests/check.sh
+. "$(dirname "$0")/../tests/check.sh"
 fake() {	# NAME: a tool that logs its arguments
 	printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$1" "$T" >"$T/bin/$1"
 	chmod 755 "$T/bin/$1"
@@ -80,11 +73,13 @@ rm "$T/bin/update-grub"
 # fedora-riscv/grubby 68f872a; update_bls_fragment(), update_args(),
 # display_info_values()), on $R rather than /: --update-kernel=ALL edits the
 # options of every $R/boot/loader/entries/*.conf, GRUB_CMDLINE_LINUX in
-# $R/etc/default/grub (when set) and $R/etc/kernel/cmdline (created when
-# $R/etc/kernel exists); --info=ALL lists each entry's args. Like the real
-# one it exits 0 when there is no entry or a write fails (a directory
-# listed in $T/ro is read-only, as in a sandbox that does not open it): it
-# prints sed's complaint and changes nothing there.
+# $R/etc/default/grub (when the file sourced sets it; every line beginning
+# with GRUB_CMDLINE_LINUX, GRUB_CMDLINE_LINUX_DEFAULT= too, becomes
+# GRUB_CMDLINE_LINUX="the value, changed") and $R/etc/kernel/cmdline
+# (created when $R/etc/kernel exists); --info=ALL lists each entry's args.
+# Like the real one it exits 0 when there is no entry or a write fails (a
+# directory listed in $T/ro is read-only, as in a sandbox that does not open
+# it): it prints sed's complaint and changes nothing there.
 R=$T/root
 printf '#!/bin/sh\necho "grubby $*" >>"%s/calls"\nR="%s" RO="%s/ro"\n' "$T" "$R" "$T" >"$T/bin/grubby"
 cat >>"$T/bin/grubby" <<'GRUBBY'
@@ -123,9 +118,11 @@ if [ -n "$info" ]; then
 	exit 0
 fi
 g=$R/etc/default/grub
-if [ -f "$g" ] && old=$(sed -n 's/^GRUB_CMDLINE_LINUX="\(.*\)"$/\1/p' "$g") && [ -n "$old" ] && ! ro "$g"; then
+# As grubby-bls: the value the file sourced gives, and every line that
+# begins with GRUB_CMDLINE_LINUX (GRUB_CMDLINE_LINUX_DEFAULT too) replaced.
+if [ -f "$g" ] && old=$(. "$g"; echo ${GRUB_CMDLINE_LINUX:-}) && [ -n "$old" ] && ! ro "$g"; then
 	new=$(args "$old")
-	sed -i "s|^GRUB_CMDLINE_LINUX=.*|GRUB_CMDLINE_LINUX=\"$new\"|" "$g"
+	sed -i "s|^GRUB_CMDLINE_LINUX.*|GRUB_CMDLINE_LINUX=\"$new\"|" "$g"
 fi
 for f in "$R"/boot/loader/entries/*.conf; do
 	[ -f "$f" ] || continue
@@ -205,9 +202,53 @@ printf '2\n' >"$T/request"
 rung
 check "no /etc/kernel (RHEL 8): nothing to check there" "$rc" 0
 
+# grubby-bls rewrites every line of /etc/default/grub that begins with
+# GRUB_CMDLINE_LINUX into GRUB_CMDLINE_LINUX="its value as the file sourced
+# gives it, changed": what it would damage is refused before it runs.
+refused() {	# NAME FILE:LINE-AND-WHY: with /etc/default/grub as it is now
+	cp "$R/etc/default/grub" "$T/grub.before"
+	kept=$(state)
+	rung
+	check "$1: refused, grubby not run" "$rc $calls" "1 "
+	check "$1: the message names the line and what to do" \
+		"$(grep -cF "update-bootloader: $R/etc/default/grub:$2" "$T/out")" 1
+	check "$1: /etc/default/grub and the entries unchanged" \
+		"$(cmp "$T/grub.before" "$R/etc/default/grub" && echo same)|$(state)" "same|$kept"
+}
+bls
+echo 'GRUB_CMDLINE_LINUX_DEFAULT="mitigations=off"' >>"$R/etc/default/grub"
+refused "GRUB_CMDLINE_LINUX_DEFAULT= (grubby makes it a second GRUB_CMDLINE_LINUX=)" \
+	"4: GRUB_CMDLINE_LINUX_DEFAULT: grubby would turn this line into a second GRUB_CMDLINE_LINUX= and its parameters would be lost; move them into GRUB_CMDLINE_LINUX and delete the line"
+rm "$T/request"
+refused "revert, GRUB_CMDLINE_LINUX_DEFAULT=" "4: GRUB_CMDLINE_LINUX_DEFAULT: "
+printf '2\n' >"$T/request"
+bls
+# shellcheck disable=SC2016
+echo 'GRUB_CMDLINE_LINUX="$GRUB_CMDLINE_LINUX audit=1"' >>"$R/etc/default/grub"
+refused "a second GRUB_CMDLINE_LINUX=" "4: a second GRUB_CMDLINE_LINUX: grubby would write the same value into every one"
+bls
+sed -i 's/^GRUB_CMDLINE_LINUX=.*/GRUB_CMDLINE_LINUX="rhgb quiet" # no splash/' "$R/etc/default/grub"
+refused "a comment after GRUB_CMDLINE_LINUX" "2: grubby would write its value as the shell expands it"
+bls
+# shellcheck disable=SC2016
+sed -i 's/^GRUB_CMDLINE_LINUX=.*/GRUB_CMDLINE_LINUX="${EXTRA:-} rhgb quiet"/' "$R/etc/default/grub"
+refused "a reference in GRUB_CMDLINE_LINUX" "2: grubby would write its value as the shell expands it"
+# What grubby leaves alone is no reason to refuse.
+bls
+sed -i 's/^GRUB_CMDLINE_LINUX=.*/GRUB_CMDLINE_LINUX=""/' "$R/etc/default/grub"
+printf 'GRUB_CMDLINE_LINUX_DEFAULT="quiet"\n#GRUB_CMDLINE_LINUX_DEFAULT="splash"\n' >>"$R/etc/default/grub"
+cp "$R/etc/default/grub" "$T/grub.before"
+rung
+check "GRUB_CMDLINE_LINUX=\"\" (grubby does not edit the file) beside GRUB_CMDLINE_LINUX_DEFAULT: done" \
+	"$rc $(cmp "$T/grub.before" "$R/etc/default/grub" && echo same)" "0 same"
+bls
+sed -i "s/^GRUB_CMDLINE_LINUX=.*/GRUB_CMDLINE_LINUX='rhgb quiet'/" "$R/etc/default/grub"
+echo '#GRUB_CMDLINE_LINUX_DEFAULT="splash"' >>"$R/etc/default/grub"
+rung
+check "GRUB_CMDLINE_LINUX='...' and a commented-out line: done" "$rc $(grep -c CMDLINE "$R/etc/default/grub")" "0 2"
+
 rm "$T/bin/grubby"
 run
 check "neither tool: exit 1 with what to do" "$rc $(grep -c 'neither update-grub nor grubby' "$T/out")" "1 1"
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+summary

@@ -14,6 +14,9 @@
 # GRUB_CMDLINE_LINUX) and RHEL 8 (options $kernelopts, kernelopts in
 # grubenv). Each: request 3, then none (revert): the parameters are there,
 # then gone, and every file is as before (but for blanks grubby joins).
+# Then a Fedora 39 /etc/default/grub with GRUB_CMDLINE_LINUX_DEFAULT=: grubby
+# run by hand makes it a second GRUB_CMDLINE_LINUX=; the helper refuses and
+# changes nothing.
 # Prints PASS/FAIL per check and "N passed, M failed"; exit 77 to skip.
 #   TOPOTUNE_RW="..."  other ReadWritePaths= (e.g. the unit's before a change)
 set -eu
@@ -39,16 +42,8 @@ if [ "${TOPOTUNE_IN_NS:-}" != 1 ]; then
 	exit $rc
 fi
 
-passed=0 failed=0
-check() {	# NAME GOT WANT
-	if [ "$2" = "$3" ]; then
-		echo "PASS: $1"
-		passed=$((passed + 1))
-	else
-		printf 'FAIL: %s\n  got:  %s\n  want: %s\n' "$1" "$2" "$3"
-		failed=$((failed + 1))
-	fi
-}
+# shellcheck source=tests/check.sh
+. "$SRC/tests/check.sh"
 RW=${TOPOTUNE_RW:-$(sed -n 's/^ReadWritePaths=//p' "$SRC/units/topotune-bootloader.service")}
 echo "# grubby: $(sha256sum "$GRUBBY" | cut -c1-16); ReadWritePaths=$RW"
 for m in /boot /etc/kernel /etc/default; do
@@ -158,5 +153,23 @@ for l in fedora rhel8; do
 	fi
 	check "$l: revert: every file as before (blanks joined)" "$(snapshot)" "$before"
 done
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+
+# A GRUB_CMDLINE_LINUX_DEFAULT= line: grubby itself makes it a second
+# GRUB_CMDLINE_LINUX= (its parameters lost); the helper refuses to run it.
+layout fedora
+echo 'GRUB_CMDLINE_LINUX_DEFAULT="mitigations=off"' >>"$R/etc/default/grub"
+PATH="$W/bin:/usr/sbin:/usr/bin:/sbin:/bin" grubby --update-kernel=ALL --args=relax_domain_level=3 >"$W/out" 2>&1 || true
+echo "# fedora + GRUB_CMDLINE_LINUX_DEFAULT, grubby --args=relax_domain_level=3 by hand:"
+grep CMDLINE /etc/default/grub | sed 's/^/  /'
+check "grubby itself: GRUB_CMDLINE_LINUX_DEFAULT= becomes a second GRUB_CMDLINE_LINUX=" \
+	"$(grep -c '^GRUB_CMDLINE_LINUX=' /etc/default/grub) $(grep -c mitigations=off /etc/default/grub)" "2 0"
+layout fedora
+echo 'GRUB_CMDLINE_LINUX_DEFAULT="mitigations=off"' >>"$R/etc/default/grub"
+before=$(snapshot)
+run 3 || true
+echo "# fedora + GRUB_CMDLINE_LINUX_DEFAULT, request 3 (rc $rc)"
+check "GRUB_CMDLINE_LINUX_DEFAULT=: update-bootloader exits 1" "$rc" 1
+check "... naming the line" \
+	"$(grep -c '^update-bootloader: /etc/default/grub:8: GRUB_CMDLINE_LINUX_DEFAULT: grubby would turn' "$W/out")" 1
+check "... and every file as before" "$(snapshot)" "$before"
+summary

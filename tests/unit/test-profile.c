@@ -864,36 +864,48 @@ static void test_config_bad(void)
  */
 static void test_nul_byte(void)
 {
-	static const char text[] = "[daemon]\nprofile = throughput\n\0[daemon]\nbogus = 1\n";
-	static const char *const where[] = {
-		"etc/topotune/topotune.conf",
-		"etc/topotune/profiles/nul.ini",
+	/* Each valid up to its NUL on line 3: only the NUL can refuse it. */
+	static const struct {
+		const char *path;
+		const char text[64];
+		size_t size;
+	} cases[] = {
+#define NUL_CASE(p, t) { p, t, sizeof(t) - 1 }
+		NUL_CASE("etc/topotune/topotune.conf", "[daemon]\nprofile = throughput\n\0[daemon]\nbogus = 1\n"),
+		NUL_CASE("etc/topotune/profiles/nul.ini", "[profile]\ndescription = x\n\0[profile]\nbogus = 1\n"),
+		NUL_CASE("etc/topotune/hardware.d/50-nul.ini", "[match]\nsmt = yes\n\0[match]\nbogus = 1\n"),
+#undef NUL_CASE
 	};
 
-	for (size_t i = 0; i < ELEMENTSOF(where); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(cases); i++) {
 		static const TreeFile none[] = { { "etc/topotune/.keep", "" }, {} };
 		char *root = tree_make(none);
-		_cleanup_free_ char *p = strprintf("%s/%s", root, where[i]), *err = NULL, *want = NULL;
+		_cleanup_free_ char *p = strprintf("%s/%s", root, cases[i].path), *err = NULL, *want = NULL;
 		Config *c = NULL;
 		Profile *pr = NULL;
+		HardwareRule **rules = NULL;
+		size_t n = 0;
 		FILE *f;
 		int fd, r;
 
-		check(mkdir_parents(root, where[i]) == 0);
+		check(mkdir_parents(root, cases[i].path) == 0);
 		f = fopen(p, "we");
-		check(f && fwrite(text, 1, sizeof(text) - 1, f) == sizeof(text) - 1);
+		check(f && fwrite(cases[i].text, 1, cases[i].size, f) == cases[i].size);
 		if (f)
 			fclose(f);
 		fd = tree_open(root);
-		want = strprintf("/%s:3: NUL byte: not a text file, refused (inih would stop reading there)", where[i]);
+		want = strprintf("/%s:3: NUL byte: not a text file, refused (inih would stop reading there)", cases[i].path);
 		if (i == 0)
 			r = config_load(fd, &c, &err);
-		else
+		else if (i == 1)
 			r = profile_load(fd, "nul", &pr, &err);
-		check_ctx(where[i], r == -EBADMSG);
+		else
+			r = hardware_rules_load(fd, &rules, &n, &err);
+		check_ctx(cases[i].path, r == -EBADMSG);
 		check_str(err, want);
 		config_free(c);
 		profile_free(pr);
+		hardware_rules_free(rules, n);
 		safe_close(fd);
 		tree_remove(root);
 	}
