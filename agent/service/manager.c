@@ -191,7 +191,6 @@ int manager_discover(Manager *m)
 		log_warning_errno(r, "/%s: %m; writing /proc/irq itself", IRQ_BIND_DIR);
 	else if (r > 0)
 		log_debug("Writing /proc/irq through /%s", IRQ_BIND_DIR);
-	manager_refresh_layout(m);
 	return 0;
 }
 
@@ -328,6 +327,7 @@ void manager_invalidate_layout(Manager *m)
 
 static void predict_layout(Manager *m, const char *relax_text)
 {
+	const CpuSet *isolated;
 	PlanInput in;
 	int relax;
 
@@ -336,6 +336,13 @@ static void predict_layout(Manager *m, const char *relax_text)
 		return;
 	if (!relax_text || safe_atoi(relax_text, &relax) < 0)
 		relax = m->plan->relax_level;
+	isolated = m->kernel_isolated_known ? &m->kernel_isolated : &m->plan->isolated;
+	/* The kernel holds what the plan asked for: the plan predicted this very layout already. */
+	if (m->plan->layout && relax == m->plan->relax_level && cpuset_equal(isolated, &m->plan->isolated) &&
+	    m->plan_topology_generation == m->topology_generation) {
+		m->predicted = TAKE_PTR(m->plan->layout);
+		return;
+	}
 	in = (PlanInput) {
 		.identity = &m->session.identity,
 		.topology = m->session.topology,
@@ -343,8 +350,7 @@ static void predict_layout(Manager *m, const char *relax_text)
 		.settings = &m->settings,
 		.profile = m->plan->profile,
 	};
-	if (plan_predict_layout(&in, m->kernel_isolated_known ? &m->kernel_isolated : &m->plan->isolated, relax,
-				&m->predicted) < 0)
+	if (plan_predict_layout(&in, isolated, relax, &m->predicted) < 0)
 		log_debug("Predicting the kernel's layout failed: no layout shown.");
 }
 
@@ -621,13 +627,13 @@ int manager_switch_computed(Manager *m, const char *name, const char *source, Pr
 	m->settings = settings;
 	plan_free(m->plan);
 	m->plan = TAKE_PTR(plan);
+	m->plan_topology_generation = m->topology_generation;
 	m->state = MANAGER_APPLIED;
 	m->reapplied = 0;
 	m->backed_off = 0;
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		m->backoff_reason[i] = mfree_str(m->backoff_reason[i]);
 	manager_invalidate_layout(m);
-	manager_refresh_layout(m);
 	manager_update_state(m);
 	/* Degraded is worth a warning in the journal (journalctl -p warning finds it). */
 	log_full_errno(m->state == MANAGER_DEGRADED ? LOG_WARNING :
@@ -655,7 +661,6 @@ int manager_revert(Manager *m, const char *source)
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		m->backoff_reason[i] = mfree_str(m->backoff_reason[i]);
 	manager_invalidate_layout(m);
-	manager_refresh_layout(m);
 	notify_status(m);
 	return 0;
 }
@@ -752,6 +757,7 @@ int manager_reload_topology(Manager *m)
 		return r;
 	topology_free(m->session.topology);
 	m->session.topology = t;
+	m->topology_generation++;
 	m->session.facts.packages = (unsigned)t->packages.n;
 	m->session.facts.cpus = cpuset_count(&t->online);
 	m->session.facts.nodes_per_package = t->nodes_per_package;
