@@ -177,6 +177,7 @@ int manager_discover(Manager *m)
 	r = session_discover(&m->session, m->root, m->config_root, live, NULL, SESSION_KERNEL_PROBE, &err);
 	if (r < 0)
 		return log_error_errno(r, "%s", err ?: "Failed to discover the machine");
+	m->caps_fresh = true;
 	STRV_FOREACH(n, m->session.topology->notes)
 		log_info("Topology: %s", *n);
 	STRV_FOREACH(n, m->session.caps.notes)
@@ -221,10 +222,13 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 	}
 
 	/* The kernel state of now: the plan's "from" and what is already in place. */
-	kernel_caps_done(&m->session.caps);
-	r = kernel_probe(m->session.root_fd, &m->session.caps);
-	if (r < 0)
-		return r;
+	if (!m->caps_fresh) {
+		kernel_caps_done(&m->session.caps);
+		r = kernel_probe(m->session.root_fd, &m->session.caps);
+		if (r < 0)
+			return r;
+	}
+	m->caps_fresh = false;
 	/*
 	 * Which IRQs refused at the last apply: the plan names them. The probe
 	 * read them from the file the applier keeps; the applier's own list is
@@ -719,6 +723,8 @@ int manager_recover(Manager *m)
 	r = applier_recover(m->applier, &rec);
 	m->change_source = NULL;
 	manager_invalidate_layout(m);
+	if (r < 0 || rec.found > 0 || rec.problems)
+		m->caps_fresh = false;
 	if (r < 0)
 		return log_error_errno(r, "Failed to recover the record of a previous run: %m");
 	if (rec.found == 0 && !rec.problems)

@@ -121,6 +121,8 @@ typedef struct Manager {
 	char *layout_fingerprint;
 	uint64_t layout_iteration;
 	unsigned topology_generation, plan_topology_generation;
+	/* The discovery's kernel probe still holds: nothing wrote the kernel since (the first plan's "from"). */
+	bool caps_fresh;
 
 	ManagerState state;
 	char *apply_error;           /* last failed apply, "PATH: message" */
