@@ -177,6 +177,7 @@ int manager_discover(Manager *m)
 	r = session_discover(&m->session, m->root, m->config_root, live, NULL, SESSION_KERNEL_PROBE, &err);
 	if (r < 0)
 		return log_error_errno(r, "%s", err ?: "Failed to discover the machine");
+	m->caps_fresh = true;
 	STRV_FOREACH(n, m->session.topology->notes)
 		log_info("Topology: %s", *n);
 	STRV_FOREACH(n, m->session.caps.notes)
@@ -191,7 +192,6 @@ int manager_discover(Manager *m)
 		log_warning_errno(r, "/%s: %m; writing /proc/irq itself", IRQ_BIND_DIR);
 	else if (r > 0)
 		log_debug("Writing /proc/irq through /%s", IRQ_BIND_DIR);
-	manager_refresh_layout(m);
 	return 0;
 }
 
@@ -222,10 +222,13 @@ int manager_compute(Manager *m, const char *name, Profile **ret_profile, Profile
 	}
 
 	/* The kernel state of now: the plan's "from" and what is already in place. */
-	kernel_caps_done(&m->session.caps);
-	r = kernel_probe(m->session.root_fd, &m->session.caps);
-	if (r < 0)
-		return r;
+	if (!m->caps_fresh) {
+		kernel_caps_done(&m->session.caps);
+		r = kernel_probe(m->session.root_fd, &m->session.caps);
+		if (r < 0)
+			return r;
+	}
+	m->caps_fresh = false;
 	/*
 	 * Which IRQs refused at the last apply: the plan names them. The probe
 	 * read them from the file the applier keeps; the applier's own list is
@@ -328,6 +331,7 @@ void manager_invalidate_layout(Manager *m)
 
 static void predict_layout(Manager *m, const char *relax_text)
 {
+	const CpuSet *isolated;
 	PlanInput in;
 	int relax;
 
@@ -336,6 +340,13 @@ static void predict_layout(Manager *m, const char *relax_text)
 		return;
 	if (!relax_text || safe_atoi(relax_text, &relax) < 0)
 		relax = m->plan->relax_level;
+	isolated = m->kernel_isolated_known ? &m->kernel_isolated : &m->plan->isolated;
+	/* The kernel holds what the plan asked for: the plan predicted this very layout already. */
+	if (m->plan->layout && relax == m->plan->relax_level && cpuset_equal(isolated, &m->plan->isolated) &&
+	    m->plan_topology_generation == m->topology_generation) {
+		m->predicted = TAKE_PTR(m->plan->layout);
+		return;
+	}
 	in = (PlanInput) {
 		.identity = &m->session.identity,
 		.topology = m->session.topology,
@@ -343,8 +354,7 @@ static void predict_layout(Manager *m, const char *relax_text)
 		.settings = &m->settings,
 		.profile = m->plan->profile,
 	};
-	if (plan_predict_layout(&in, m->kernel_isolated_known ? &m->kernel_isolated : &m->plan->isolated, relax,
-				&m->predicted) < 0)
+	if (plan_predict_layout(&in, isolated, relax, &m->predicted) < 0)
 		log_debug("Predicting the kernel's layout failed: no layout shown.");
 }
 
@@ -621,13 +631,13 @@ int manager_switch_computed(Manager *m, const char *name, const char *source, Pr
 	m->settings = settings;
 	plan_free(m->plan);
 	m->plan = TAKE_PTR(plan);
+	m->plan_topology_generation = m->topology_generation;
 	m->state = MANAGER_APPLIED;
 	m->reapplied = 0;
 	m->backed_off = 0;
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		m->backoff_reason[i] = mfree_str(m->backoff_reason[i]);
 	manager_invalidate_layout(m);
-	manager_refresh_layout(m);
 	manager_update_state(m);
 	/* Degraded is worth a warning in the journal (journalctl -p warning finds it). */
 	log_full_errno(m->state == MANAGER_DEGRADED ? LOG_WARNING :
@@ -655,7 +665,6 @@ int manager_revert(Manager *m, const char *source)
 	for (size_t i = 0; i < _SETTING_MAX; i++)
 		m->backoff_reason[i] = mfree_str(m->backoff_reason[i]);
 	manager_invalidate_layout(m);
-	manager_refresh_layout(m);
 	notify_status(m);
 	return 0;
 }
@@ -714,6 +723,8 @@ int manager_recover(Manager *m)
 	r = applier_recover(m->applier, &rec);
 	m->change_source = NULL;
 	manager_invalidate_layout(m);
+	if (r < 0 || rec.found > 0 || rec.problems)
+		m->caps_fresh = false;
 	if (r < 0)
 		return log_error_errno(r, "Failed to recover the record of a previous run: %m");
 	if (rec.found == 0 && !rec.problems)
@@ -752,6 +763,7 @@ int manager_reload_topology(Manager *m)
 		return r;
 	topology_free(m->session.topology);
 	m->session.topology = t;
+	m->topology_generation++;
 	m->session.facts.packages = (unsigned)t->packages.n;
 	m->session.facts.cpus = cpuset_count(&t->online);
 	m->session.facts.nodes_per_package = t->nodes_per_package;

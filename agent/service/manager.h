@@ -109,7 +109,10 @@ typedef struct Manager {
 	 * writer or a hotplug changes them since). manager_refresh_layout()
 	 * reads both again when @layout_fingerprint (those values, the online
 	 * CPUs, /proc/schedstat's domain lines) moved, at most once per turn
-	 * of the event loop unless something we did invalidated it.
+	 * of the event loop unless something we did invalidated it, and only
+	 * when a reader asks: nothing before READY=1 or in a switch renders it.
+	 * When the kernel holds what the plan asked for, on the topology the
+	 * plan saw (@topology_generation), the plan's own prediction is taken.
 	 */
 	LiveLayout *live;
 	DomainLayout *predicted;     /* NULL: no plan (nothing to predict from), or it failed */
@@ -117,6 +120,9 @@ typedef struct Manager {
 	bool kernel_isolated_known;
 	char *layout_fingerprint;
 	uint64_t layout_iteration;
+	unsigned topology_generation, plan_topology_generation;
+	/* The discovery's kernel probe still holds: nothing wrote the kernel since (the first plan's "from"). */
+	bool caps_fresh;
 
 	ManagerState state;
 	char *apply_error;           /* last failed apply, "PATH: message" */
