@@ -376,19 +376,26 @@ static void workload_listen(Manager *m)
 
 static int on_hotplug_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
-static void arm_hotplug_timer(Manager *m)
+/* Arm (or re-arm) the one-shot timer @src for debouncer @d's next deadline. */
+static void arm_debounce_timer(Manager *m, const Debouncer *d, sd_event_source **src,
+			       sd_event_time_handler_t cb, const char *what)
 {
-	uint64_t next = debouncer_next(&m->hotplug);
+	uint64_t next = debouncer_next(d);
 
 	if (next == DEBOUNCE_NEVER)
 		return;
-	if (!m->hotplug_timer) {
-		if (sd_event_add_time(m->event, &m->hotplug_timer, CLOCK_MONOTONIC, next, 0, on_hotplug_timer, m) < 0)
-			log_warning("Failed to arm the hotplug timer, ignoring.");
+	if (!*src) {
+		if (sd_event_add_time(m->event, src, CLOCK_MONOTONIC, next, 0, cb, m) < 0)
+			log_warning("Failed to arm the %s timer, ignoring.", what);
 		return;
 	}
-	(void)sd_event_source_set_time(m->hotplug_timer, next);
-	(void)sd_event_source_set_enabled(m->hotplug_timer, SD_EVENT_ONESHOT);
+	(void)sd_event_source_set_time(*src, next);
+	(void)sd_event_source_set_enabled(*src, SD_EVENT_ONESHOT);
+}
+
+static void arm_hotplug_timer(Manager *m)
+{
+	arm_debounce_timer(m, &m->hotplug, &m->hotplug_timer, on_hotplug_timer, "hotplug");
 }
 
 static int on_hotplug_timer(sd_event_source *s, uint64_t usec, void *userdata)
@@ -441,17 +448,7 @@ static int on_irq_timer(sd_event_source *s, uint64_t usec, void *userdata);
 
 static void arm_irq_timer(Manager *m)
 {
-	uint64_t next = debouncer_next(&m->irqs_new);
-
-	if (next == DEBOUNCE_NEVER)
-		return;
-	if (!m->irq_timer) {
-		if (sd_event_add_time(m->event, &m->irq_timer, CLOCK_MONOTONIC, next, 0, on_irq_timer, m) < 0)
-			log_warning("Failed to arm the new-IRQ timer, ignoring.");
-		return;
-	}
-	(void)sd_event_source_set_time(m->irq_timer, next);
-	(void)sd_event_source_set_enabled(m->irq_timer, SD_EVENT_ONESHOT);
+	arm_debounce_timer(m, &m->irqs_new, &m->irq_timer, on_irq_timer, "new-IRQ");
 }
 
 /* Whether the plan in force keeps IRQs off the isolated CPUs: only then is a new IRQ ours to move. */
