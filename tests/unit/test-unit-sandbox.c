@@ -42,6 +42,8 @@ typedef struct Entry {
 typedef struct Namespace {
 	Entry e[128];
 	size_t n;
+	char timeout_start[64];   /* the unit's TimeoutStartSec=, verbatim ("" if none) */
+	char timeout_stop[64];
 } Namespace;
 
 static void add(Namespace *ns, const char *path, Mode mode)
@@ -108,6 +110,10 @@ static int load_unit(const char *file, Namespace *ns)
 			add_list(ns, eq + 1, READ_WRITE);
 		} else if (streq(line, "BindPaths")) {
 			add_list(ns, eq + 1, BIND);
+		} else if (streq(line, "TimeoutStartSec")) {
+			snprintf(ns->timeout_start, sizeof(ns->timeout_start), "%s", eq + 1);
+		} else if (streq(line, "TimeoutStopSec")) {
+			snprintf(ns->timeout_stop, sizeof(ns->timeout_stop), "%s", eq + 1);
 		} else if (streq(line, "RuntimeDirectory")) {
 			char p[300];
 
@@ -153,6 +159,40 @@ static int mode_of(const Namespace *ns, const char *path)
 static bool writable(const Namespace *ns, const char *path)
 {
 	return mode_of(ns, path) != READ_ONLY;
+}
+
+/*
+ * A systemd time span in seconds ("90s", "2min", "1min 30s", "90"), -1 for
+ * anything else, "infinity" and "0" (no timeout) included.
+ */
+static long timespan_sec(const char *s)
+{
+	long total = 0;
+
+	while (*s) {
+		char *end;
+		long v;
+
+		while (*s == ' ')
+			s++;
+		if (!*s)
+			break;
+		errno = 0;
+		v = strtol(s, &end, 10);
+		if (errno || end == s || v < 0)
+			return -1;
+		s = end;
+		if (strncmp(s, "min", 3) == 0) {
+			v *= 60;
+			s += 3;
+		} else if (*s == 's') {
+			s++;
+		} else if (*s && *s != ' ') {
+			return -1;
+		}
+		total += v;
+	}
+	return total > 0 ? total : -1;
 }
 
 /* The files topotuned writes, "/"-rooted: the control table's and the applier's own. */
@@ -239,6 +279,22 @@ static void test_unit(const char *unit)
 
 	check_int(load_unit(unit, &ns), 0);
 	check(ns.n > 0);
+	/*
+	 * Issue 29: start (crash recovery, then the first apply) and stop (the
+	 * revert) are bounded by the unit itself, finite and within 5 minutes,
+	 * not by whatever DefaultTimeoutStartSec= the manager has.
+	 */
+	test_checks += 2;
+	if (timespan_sec(ns.timeout_start) <= 0 || timespan_sec(ns.timeout_start) > 300) {
+		test_failures++;
+		fprintf(stderr, "%s: TimeoutStartSec='%s': want an explicit bound of at most 5min\n", unit,
+			ns.timeout_start);
+	}
+	if (timespan_sec(ns.timeout_stop) <= 0 || timespan_sec(ns.timeout_stop) > 300) {
+		test_failures++;
+		fprintf(stderr, "%s: TimeoutStopSec='%s': want an explicit bound of at most 5min\n", unit,
+			ns.timeout_stop);
+	}
 	/* The IRQ files are written through a bind of /proc/irq at IRQ_BIND_DIR. */
 	test_checks++;
 	if (!bound(&ns, "/run/topotune/irq", "/proc/irq")) {
@@ -327,6 +383,20 @@ static void test_bootloader_unit(const char *unit)
 	}
 }
 
+static void test_timespan(void)
+{
+	static const struct {
+		const char *in;
+		long sec;
+	} t[] = {
+		{ "90s", 90 }, { "90", 90 }, { "2min", 120 }, { "1min 30s", 90 },
+		{ "infinity", -1 }, { "0", -1 }, { "", -1 }, { "5h", -1 },
+	};
+
+	for (size_t i = 0; i < ELEMENTSOF(t); i++)
+		check_int(timespan_sec(t[i].in), t[i].sec);
+}
+
 int main(int argc, char **argv)
 {
 	if (argc == 3 && streq(argv[1], "--bootloader")) {
@@ -339,6 +409,7 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	test_model();
+	test_timespan();
 	test_unit(argv[1]);
 	return test_end("unit-sandbox");
 }
