@@ -6,7 +6,9 @@
  * (kobject uevents, debounced), and a driver bound to a device runs the
  * IRQ pass again while the plan keeps IRQs off the isolated CPUs: the IRQs
  * its probe allocated move too (kobject uevents, debounced; issue 30).
- * Both listeners exist only on the live
+ * An IRQ requested without a bind (a NIC's queues at link up) is found by
+ * listing proc/irq every poll interval, and by verification before it
+ * compares. Both listeners exist only on the live
  * system. Where one cannot be had (refused, or failed for good) the daemon
  * says so once, reports State degraded with the reason, and polls instead:
  * a rescan of proc/, a read of cpu/online and a listing of proc/irq every
@@ -48,6 +50,7 @@ void manager_events_done(Manager *m)
 	m->irq_timer = sd_event_source_disable_unref(m->irq_timer);
 	m->workload_poll = sd_event_source_disable_unref(m->workload_poll);
 	m->hotplug_poll = sd_event_source_disable_unref(m->hotplug_poll);
+	m->irq_poll = sd_event_source_disable_unref(m->irq_poll);
 	m->procevents = procevents_free(m->procevents);
 	m->uevents = uevents_free(m->uevents);
 	m->workload = workload_tracker_free(m->workload);
@@ -478,24 +481,11 @@ static void irqs_feed(Manager *m, const char *source)
  * came); nothing else of the plan is written. A CPU hotplug re-plans
  * instead, and a change of anything else is verification's.
  */
-static int on_irq_timer(sd_event_source *s, uint64_t usec, void *userdata)
+static void irq_pass(Manager *m)
 {
-	Manager *m = userdata;
-	unsigned refused;
+	unsigned refused = (unsigned)m->applier->n_irqs_refused;
 	int r;
 
-	if (!debouncer_fire(&m->irqs_new, now_usec(m))) {
-		arm_irq_timer(m);
-		return 0;
-	}
-	if (!irqs_kept_quiet(m))
-		return 0;
-	if (m->applying) {
-		/* An apply runs its own IRQ pass; look again once it is over. */
-		irqs_feed(m, m->irq_source);
-		return 0;
-	}
-	refused = (unsigned)m->applier->n_irqs_refused;
 	m->change_source = m->irq_source ?: "new IRQs";
 	m->applying_plan = m->plan;
 	r = applier_apply_irqs(m->applier, m->plan);
@@ -513,6 +503,55 @@ static int on_irq_timer(sd_event_source *s, uint64_t usec, void *userdata)
 	m->irq_source = NULL;
 	manager_update_state(m);
 	manager_emit_changed(m);
+}
+
+static int on_irq_timer(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Manager *m = userdata;
+
+	if (!debouncer_fire(&m->irqs_new, now_usec(m))) {
+		arm_irq_timer(m);
+		return 0;
+	}
+	if (!irqs_kept_quiet(m))
+		return 0;
+	if (m->applying) {
+		/* An apply runs its own IRQ pass; look again once it is over. */
+		irqs_feed(m, m->irq_source);
+		return 0;
+	}
+	irq_pass(m);
+	return 0;
+}
+
+/*
+ * Verification first moves the IRQs that appeared since the last pass, as
+ * new IRQs: one requested without a driver's bind (a NIC's queues at link
+ * up) is no drift of ours, and two of them in consecutive intervals are no
+ * other writer to back off from.
+ */
+void manager_irqs_catch_up(Manager *m)
+{
+	if (!irqs_kept_quiet(m) || m->applying || applier_irqs_appeared(m->applier) <= 0)
+		return;
+	/* A burst under way is served here: its timer then finds nothing pending. */
+	(void)debouncer_fire(&m->irqs_new, UINT64_MAX);
+	m->irq_source = "new IRQs in /proc/irq (found by verification)";
+	irq_pass(m);
+}
+
+/*
+ * Live, a driver's bind says when IRQs appear, but an IRQ requested later
+ * (a NIC's queues at link up) comes without a uevent: /proc/irq is listed
+ * every poll interval while IRQs are kept off the isolated CPUs.
+ */
+static int on_irq_poll(sd_event_source *s, uint64_t usec, void *userdata)
+{
+	Manager *m = userdata;
+
+	poll_rearm(m, s);
+	if (irqs_kept_quiet(m) && applier_irqs_appeared(m->applier) > 0)
+		irqs_feed(m, "new IRQs in /proc/irq (polled)");
 	return 0;
 }
 
@@ -623,6 +662,10 @@ int manager_listen(Manager *m)
 			_cleanup_free_ char *why = err ? strdup(err) : strprintf("%s", strerror(-r));
 
 			uevent_give_up(m, why ?: strerror(-r));
+		} else {
+			r = poll_start(m, &m->irq_poll, on_irq_poll);
+			if (r < 0)
+				return r;
 		}
 	}
 

@@ -885,6 +885,7 @@ void manager_verify_now(Manager *m)
 
 	if (!m->plan || m->state == MANAGER_OFF)
 		return;
+	manager_irqs_catch_up(m);
 	r = applier_verify(m->applier, m->plan, &mm, &n);
 	if (r < 0) {
 		log_warning_errno(r, "Verification failed, ignoring: %m");

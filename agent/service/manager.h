@@ -167,6 +167,7 @@ typedef struct Manager {
 	sd_event_source *irq_timer;
 	sd_event_source *proc_io, *uevent_io, *workload_timer, *hotplug_timer;
 	sd_event_source *workload_poll, *hotplug_poll;
+	sd_event_source *irq_poll;   /* live: new IRQs without a uevent (link up) */
 
 	/* manager-diagnose.c: the Diagnose() call sampling now, and what the last one found */
 	sd_bus_message *diagnose_call;
@@ -260,6 +261,7 @@ void manager_diagnose_metrics(Manager *m, StrBuf *b);
 /* manager-events.c */
 int manager_workload_setup(Manager *m);
 int manager_listen(Manager *m);
+void manager_irqs_catch_up(Manager *m);
 void manager_events_done(Manager *m);
 
 /* Settings, state and reasons as the bus shows them. */

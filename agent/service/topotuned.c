@@ -60,7 +60,8 @@ static void help(void)
 	       "     --workload-hold SEC  Keep a workload's profile SEC seconds after its last\n"
 	       "                          process exits (default 30)\n"
 	       "     --poll-interval SEC  Rescan /proc and cpu/online every SEC seconds when the\n"
-	       "                          kernel's events are unavailable (default 5)\n"
+	       "                          kernel's events are unavailable, and list /proc/irq\n"
+	       "                          while IRQs are kept off isolated CPUs (default 5)\n"
 	       "  -v --verbose            Debug logging\n");
 }
 

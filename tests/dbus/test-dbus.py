@@ -873,6 +873,38 @@ try:
           and rd(hp, "proc/irq/default_smp_affinity") == ",".join(["ffffffff"] * 12))
     shutil.rmtree(hp)
 
+    # ======================= new IRQs between two verifications (issue 30) ================
+    # An IRQ requested without a driver's bind (a NIC's queues at link up) comes without a
+    # uevent. With the poll far away, verification finds it first: it must move it as a new
+    # IRQ, not count it as drift: two of them in consecutive intervals backed housekeeping
+    # off as "another writer" before.
+    iv = make_tree("irqverify", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\nprofile = hpc\n")
+    slice_dir(iv)
+    ivlog = os.path.join(base, "topotuned-irqverify.log")
+    d = spawn([TOPOTUNED, "--root", iv, "--bus-address", ADDR, "--no-systemd", "--poll-interval", "3600"], ivlog)
+    ok = wait_name(d)
+    hk = str(prop("HousekeepingCpus")) if ok else "?"
+    moved = []
+    for irq in (910, 911):
+        os.makedirs(os.path.join(iv, f"proc/irq/{irq}"))
+        wr(iv, f"proc/irq/{irq}/smp_affinity_list", "0-383\n")
+        end = time.time() + 5
+        while time.time() < end and rd(iv, f"proc/irq/{irq}/smp_affinity_list") != hk:
+            time.sleep(0.02)
+        moved.append(rd(iv, f"proc/irq/{irq}/smp_affinity_list") == hk)
+    time.sleep(2.5)   # two more verifications
+    reasons = [str(r) for r in prop("StateReasons")] if ok else []
+    check("two new IRQs in consecutive verify intervals: each moved as a new IRQ",
+          ok and all(moved) and log_text(ivlog).count("new IRQs in /proc/irq (found by verification): 1 IRQ moved") == 2,
+          f"{moved} {log_text(ivlog)[-800:]}")
+    check("... no drift, no back-off: State applied, housekeeping not left to another writer",
+          str(prop("State")) == "applied" and not any("another writer" in r for r in reasons)
+          and "Drift:" not in log_text(ivlog), f"{prop('State')} {reasons}")
+    stop_daemon(d)
+    check("... stop puts both back as they came",
+          rd(iv, "proc/irq/910/smp_affinity_list") == "0-383" and rd(iv, "proc/irq/911/smp_affinity_list") == "0-383")
+    shutil.rmtree(iv)
+
     # ======================= a partition that refuses the write: rollback =========
     bad = make_tree("eisdir", "hygon-7447v-2s-nps3")
     slice_dir(bad, partition_as_dir=True)
