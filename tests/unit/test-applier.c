@@ -1318,6 +1318,43 @@ static void put_irqs(int fd)
 	put(fd, "sys/devices/virtual/workqueue/cpumask", "000000ff\n");
 }
 
+/*
+ * Killed between an IRQ's record and the kernel's refusal (EIO: managed or
+ * per-CPU), as the systemd VM's kill at the first IRQ write found on
+ * Debian's 6.1 (IRQ 0): the IRQ still has the record's original, so
+ * recovery has nothing to put back and no problem to report. A refusing
+ * IRQ whose affinity is no longer the original is a problem, set aside.
+ */
+static void test_recover_irq_refused(void)
+{
+	char tmpl[] = "/tmp/test-applier-XXXXXX";
+	_cleanup_close_ int fd = make_tree(tmpl);
+	_cleanup_(applier_freep) Applier *a = NULL;
+	_cleanup_(recovery_done) Recovery rec = {};
+	_cleanup_free_ char *kept = NULL;
+
+	put_irqs(fd);
+	put(fd, STATE_FILE,
+	    "# topotune write-ahead record v1: kind done setting path old new why\n"
+	    "change irq 1 housekeeping =proc/irq/1/smp_affinity_list =0-7%0A =0-2,4-6 =crash\n"
+	    "change irq 1 housekeeping =proc/irq/25/smp_affinity_list =3%0A =0-2,4-6 =crash\n"
+	    "change irq 0 housekeeping =proc/irq/24/smp_affinity_list =7%0A =0-2,4-6 =crash\n");
+	put(fd, "proc/irq/1/smp_affinity_list", "0-2,4-6\n");
+	irqk = (typeof(irqk)) { .managed = { "24", "25" } };
+	check(applier_new(fd, &irq_io, NULL, &a) == 0);
+	check_int(applier_recover(a, &rec), 0);
+	check_int(rec.found, 3);
+	check_int(rec.restored, 2);
+	check_int(strv_length(rec.problems), 1);
+	check(rec.problems && strstr(rec.problems[0], "proc/irq/25/smp_affinity_list"));
+	check_file(fd, "proc/irq/1/smp_affinity_list", "0-7\n");
+	check_file(fd, "proc/irq/24/smp_affinity_list", "7\n");
+	check(rec.aside && read_file_at(fd, rec.aside + 1, 0, &kept, NULL) == 0);
+	check(kept && strstr(kept, "irq/25/") && !strstr(kept, "irq/24/"));
+	irqk = (typeof(irqk)) {};
+	rm_rf(tmpl);
+}
+
 /* The plan on the tree as the probe finds it: CPUs 3,7 (core 3) isolated, housekeeping @mode. */
 static Plan *make_hk_plan(int fd, int mode, const char *isolated)
 {
@@ -1745,6 +1782,7 @@ int main(void)
 	test_empty_root();
 	test_bootloader();
 	test_recover_aside();
+	test_recover_irq_refused();
 	test_recover_garbage();
 	test_recover_large();
 	test_links_out("absolute");
