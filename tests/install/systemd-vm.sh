@@ -295,6 +295,17 @@ controls() {
 kvalues() { grep -v '^topotune.slice: ' "$1"; }
 # After a stop the slice goes when nothing needs it (StopWhenUnneeded=):
 # wait for systemd's queue, 10 s at most.
+# The boot loader drop-in follows the request asynchronously
+# (topotune-bootloader.path starts the helper): with the request gone,
+# wait for the drop-in to go too, bounded.
+dropin_follows() {
+	i=0
+	while [ -e /etc/default/grub.d/topotune.cfg ] && [ ! -e /run/topotune/bootloader.request ] &&
+	      [ $i -lt 60 ]; do
+		sleep 0.5
+		i=$((i + 1))
+	done
+}
 slice_gone() {
 	i=0
 	while [ "$(systemctl show -P ActiveState topotune.slice)" != inactive ] && [ $i -lt 20 ]; do
@@ -833,10 +844,7 @@ session() {
 	sec "revert and apply"
 	x 'topotunectl revert'
 	fact revert_rc "$rc"
-	# The boot loader drop-in follows the request asynchronously
-	# (topotune-bootloader.path starts the helper): wait for it, bounded.
-	i=0
-	while [ -e /etc/default/grub.d/topotune.cfg ] && [ $i -lt 60 ]; do sleep 0.5; i=$((i + 1)); done
+	dropin_follows
 	controls >"$TT/controls-revert.txt"
 	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-revert.txt'
 	kvalues "$TT/controls-orig.txt" >"$TT/k-orig.txt"
@@ -865,6 +873,7 @@ session() {
 	fact stop_rc "$rc"
 	fact result_stop "$(show Result)"
 	slice_gone
+	dropin_follows
 	controls >"$TT/controls-stop.txt"
 	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-stop.txt && echo "every value as before the install"'
 	fact stop_same "$rc"
@@ -966,6 +975,7 @@ session_patched() {
 	x 'systemctl stop topotuned'
 	fact stop_rc "$rc"
 	slice_gone
+	dropin_follows
 	controls >"$TT/controls-stop.txt"
 	x 'diff -u /mnt/tt/controls-orig.txt /mnt/tt/controls-stop.txt && echo "every value as before the install"'
 	fact stop_same "$rc"
