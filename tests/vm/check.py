@@ -552,9 +552,17 @@ def idlecore_checks(p):
         cpus = [c for c in f.get("cpus", "").split(",") if c not in ("", "2")]
         land.append(cpus[0] if cpus else "2")
     core = [c for c in land if c in ("4", "5")]
+    # Where a trial's hog first shows up is not always the push's doing: the
+    # sibling's own idle balance wins the race now and then. Seven runs of
+    # 2026-12-05 put 45 of 49 pushed on-trials on the idle core and 4 on the
+    # sibling (one cold CI run 7 of 10: it failed the 80 % this check asked);
+    # without the idle-core step (the idle-core-path negative) 0 of 20. A
+    # majority separates the two: at 8 % a trial, 5 or more of 10 on the
+    # sibling is a chance of about 1 in 1,700 (3 or more, which failed the
+    # 80 %, about 1 in 25).
     check("buddy-push-prefers-idle-core", head and head[0].get("llc") == "0-5" and len(on) >= 5 and
-          len(core) * 10 >= len(land) * 8,
-          "LLC %s; %d on-trials moved by a push, landed on %s (idle core 4-5 in %d); need >= 5 and 80 %%" % (
+          len(core) * 2 > len(land),
+          "LLC %s; %d on-trials moved by a push, landed on %s (idle core 4-5 in %d); need >= 5 and a majority" % (
               head and head[0].get("llc"), len(on), ",".join(land) or "-", len(core)))
     return land
 
