@@ -1444,7 +1444,6 @@ static bool record_gone(const ChangeRecord *c, int r)
 	return true;
 }
 
-/* Restore record @i's original; on success drop it. */
 /*
  * An IRQ that refuses any affinity (managed or per-CPU: EIO) and still has
  * the record's original: the write the record has under way was refused
@@ -1457,6 +1456,7 @@ static bool irq_kept_original(Applier *a, const ChangeRecord *c)
 	return a->io.read(a->io.userdata, a->root_fd, c->path, &cur) >= 0 && same_value(WRITE_IRQ, cur, c->old);
 }
 
+/* Restore record @i's original; on success drop it. */
 static int restore_one(Applier *a, size_t i)
 {
 	ChangeRecord *c = &a->changes[i];

@@ -543,16 +543,34 @@ void manager_irqs_catch_up(Manager *m)
 /*
  * Live, a driver's bind says when IRQs appear, but an IRQ requested later
  * (a NIC's queues at link up) comes without a uevent: /proc/irq is listed
- * every poll interval while IRQs are kept off the isolated CPUs.
+ * every poll interval while IRQs are kept off the isolated CPUs, and the
+ * timer is off otherwise (manager_irq_poll_sync()). Without uevents the
+ * hotplug poll lists it instead.
  */
 static int on_irq_poll(sd_event_source *s, uint64_t usec, void *userdata)
 {
 	Manager *m = userdata;
 
+	if (!irqs_kept_quiet(m))
+		return 0;   /* a oneshot timer: off until the plan keeps IRQs quiet again */
 	poll_rearm(m, s);
-	if (irqs_kept_quiet(m) && applier_irqs_appeared(m->applier) > 0)
+	if (applier_irqs_appeared(m->applier) > 0)
 		irqs_feed(m, "new IRQs in /proc/irq (polled)");
 	return 0;
+}
+
+void manager_irq_poll_sync(Manager *m)
+{
+	int enabled = SD_EVENT_OFF;
+
+	if (!m->listening || !is_live(m) || !m->uevents || !irqs_kept_quiet(m)) {
+		if (m->irq_poll)
+			(void)sd_event_source_set_enabled(m->irq_poll, SD_EVENT_OFF);
+		return;
+	}
+	if (m->irq_poll && sd_event_source_get_enabled(m->irq_poll, &enabled) >= 0 && enabled != SD_EVENT_OFF)
+		return;   /* armed: re-arming would postpone it */
+	(void)poll_start(m, &m->irq_poll, on_irq_poll);
 }
 
 static int on_hotplug_poll(sd_event_source *s, uint64_t usec, void *userdata)
@@ -662,11 +680,8 @@ int manager_listen(Manager *m)
 			_cleanup_free_ char *why = err ? strdup(err) : strprintf("%s", strerror(-r));
 
 			uevent_give_up(m, why ?: strerror(-r));
-		} else {
-			r = poll_start(m, &m->irq_poll, on_irq_poll);
-			if (r < 0)
-				return r;
 		}
+		manager_irq_poll_sync(m);
 	}
 
 	workload_listen(m);

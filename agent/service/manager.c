@@ -410,6 +410,7 @@ void manager_update_state(Manager *m)
 	bool degraded = m->backed_off != 0 || m->proc_note || m->uevent_note || m->recovery_problems ||
 			m->reload_error, pending = false;
 
+	manager_irq_poll_sync(m);
 	if (m->state == MANAGER_OFF)
 		return;
 	if (m->apply_error || m->plan_error) {

@@ -262,6 +262,7 @@ void manager_diagnose_metrics(Manager *m, StrBuf *b);
 int manager_workload_setup(Manager *m);
 int manager_listen(Manager *m);
 void manager_irqs_catch_up(Manager *m);
+void manager_irq_poll_sync(Manager *m);
 void manager_events_done(Manager *m);
 
 /* Settings, state and reasons as the bus shows them. */
