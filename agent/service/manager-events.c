@@ -475,6 +475,13 @@ static void irqs_feed(Manager *m, const char *source)
 	arm_irq_timer(m);
 }
 
+/* A poll's listing of proc/irq: IRQs the last pass did not see start the IRQ pass. */
+static void irqs_poll(Manager *m)
+{
+	if (irqs_kept_quiet(m) && applier_irqs_appeared(m->applier) > 0)
+		irqs_feed(m, "new IRQs in /proc/irq (polled)");
+}
+
 /*
  * The IRQ pass alone: the IRQs that appeared since the last one keep off
  * the isolated CPUs, through the record (revert puts them back as they
@@ -554,8 +561,7 @@ static int on_irq_poll(sd_event_source *s, uint64_t usec, void *userdata)
 	if (!irqs_kept_quiet(m))
 		return 0;   /* a oneshot timer: off until the plan keeps IRQs quiet again */
 	poll_rearm(m, s);
-	if (applier_irqs_appeared(m->applier) > 0)
-		irqs_feed(m, "new IRQs in /proc/irq (polled)");
+	irqs_poll(m);
 	return 0;
 }
 
@@ -582,8 +588,7 @@ static int on_hotplug_poll(sd_event_source *s, uint64_t usec, void *userdata)
 
 	poll_rearm(m, s);
 	/* No uevent tells of a driver's binds here: the IRQs the last pass did not see do. */
-	if (irqs_kept_quiet(m) && applier_irqs_appeared(m->applier) > 0)
-		irqs_feed(m, "new IRQs in /proc/irq (polled)");
+	irqs_poll(m);
 	r = read_file_at(m->session.root_fd, "sys/devices/system/cpu/online", 4096, &text, NULL);
 	if (r >= 0)
 		r = cpuset_parse_list(strip_trailing(text), &online, NULL);
