@@ -15,10 +15,10 @@ fake() {	# NAME: a tool that logs its arguments
 	printf '#!/bin/sh\necho "%s $*" >>"%s/calls"\n' "$1" "$T" >"$T/bin/$1"
 	chmod 755 "$T/bin/$1"
 }
-run() {	# run the script with only the fakes (and the shell's tools) on PATH
+run() {	# [ARG]: run the script with only the fakes (and the shell's tools) on PATH
 	: >"$T/calls"
 	PATH="$T/bin:/usr/bin:/bin" TOPOTUNE_REQUEST="$T/request" TOPOTUNE_DROPIN="$T/grub.d/topotune.cfg" \
-		"$SCRIPT" >"$T/out" 2>&1
+		TOPOTUNE_SYSTEMD_RUN="$T/systemd" "$SCRIPT" "$@" >"$T/out" 2>&1
 	rc=$?
 	calls=$(paste -sd'|' "$T/calls")
 }
@@ -67,6 +67,69 @@ run
 check "request is a FIFO: refused without blocking" "$rc $calls" "1 "
 rm -f "$T/request"
 printf '2\n' >"$T/request"
+
+# --removal (the package's prerm) after the units stopped. A fake
+# systemctl: ActiveState from $T/state, list-jobs from $T/jobs; "start"
+# finishes the run under way ($T/finish: what the service still does).
+cat >"$T/bin/systemctl" <<FAKE
+#!/bin/sh
+case "\$*" in
+"show -P ActiveState topotune-bootloader.service") cat "$T/state" ;;
+"list-jobs --no-legend") cat "$T/jobs" ;;
+"start topotune-bootloader.service")
+	echo "systemctl \$*" >>"$T/calls"
+	[ ! -f "$T/finish" ] || sh "$T/finish"
+	echo inactive >"$T/state"
+	exit "\$(cat "$T/start_rc")" ;;
+*) echo "systemctl: unexpected: \$*" >&2; exit 2 ;;
+esac
+FAKE
+chmod 755 "$T/bin/systemctl"
+# removal SYSTEMD STATE JOBS DROPIN REQUEST FINISH: the machine as the prerm
+# leaves it to the helper; runs it with --removal (START_RC: systemctl
+# start's exit).
+removal() {
+	rm -rf "$T/systemd" "$T/finish" "$T/grub.d/topotune.cfg" "$T/request"
+	[ "$1" = no ] || mkdir "$T/systemd"
+	echo "$2" >"$T/state"
+	printf '%s' "$3" >"$T/jobs"
+	[ "$4" = no ] || { mkdir -p "$T/grub.d"; echo '# relax_domain_level=2' >"$T/grub.d/topotune.cfg"; }
+	[ "$5" = no ] || printf '2\n' >"$T/request"
+	[ "$6" = no ] || echo "echo 'service: update-grub' >>'$T/calls'; rm -f '$T/grub.d/topotune.cfg'" >"$T/finish"
+	echo "${START_RC:-0}" >"$T/start_rc"
+	run --removal
+	if [ -e "$T/grub.d/topotune.cfg" ]; then left=kept; else left=gone; fi
+}
+removal yes activating '' no no yes
+check "--removal: the service is in update-grub (the drop-in already gone): waits for it" \
+	"$rc $calls" "0 systemctl start topotune-bootloader.service|service: update-grub"
+removal yes activating '' yes no yes
+check "--removal: the service has not removed the drop-in yet: waits, no second update-grub" \
+	"$rc $calls $left" "0 systemctl start topotune-bootloader.service|service: update-grub gone"
+removal yes inactive '  42 topotune-bootloader.service start waiting
+' yes no yes
+check "--removal: a start job queued: waits for it" \
+	"$rc $calls $left" "0 systemctl start topotune-bootloader.service|service: update-grub gone"
+removal yes inactive '  7 apt-daily.service start running
+' yes no no
+check "--removal: the path unit stopped first, the drop-in left: removed, update-grub runs" \
+	"$rc $calls $left" "0 update-grub  gone"
+removal yes inactive '' no no no
+check "--removal: nothing under way, no drop-in: nothing runs" "$rc $calls $left" "0  gone"
+START_RC=1 removal yes activating '' yes no no
+check "--removal: the service failed: said so, then the drop-in removed" \
+	"$rc $calls $(grep -c 'topotune-bootloader.service failed' "$T/out")" \
+	"0 systemctl start topotune-bootloader.service|update-grub  1"
+removal yes inactive '' yes yes no
+check "--removal: a request still there (topotuned did not revert): the drop-in stays" "$rc $calls $left" "0  kept"
+removal no inactive '' yes no no
+check "--removal without systemd (a chroot): systemctl not asked, the drop-in removed" "$rc $calls $left" "0 update-grub  gone"
+run --bogus
+check "an unknown argument: usage, exit 2, nothing run" "$rc $calls" "2 "
+rm -rf "$T/systemd"
+printf '2\n' >"$T/request"
+mkdir -p "$T/grub.d"
+run
 
 rm "$T/bin/update-grub"
 # grubby as Fedora's grubby-bls does it (rpms/grubby, mirrored at

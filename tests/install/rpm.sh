@@ -78,6 +78,14 @@ else
 	fail "scriptlets"
 fi
 
+# Erase: the helper waits for a regeneration under way or removes the drop-in.
+if echo "$scripts" | sed -n '/^preuninstall/,/^postuninstall/p' | grep -q 'update-bootloader --removal'; then
+	pass "%preun: update-bootloader --removal after the units stopped"
+else
+	echo "$scripts"
+	fail "%preun does not run update-bootloader --removal"
+fi
+
 echo "# took $(($(date +%s) - t0)) s"
 echo "$passed passed, $failed failed"
 [ "$failed" = 0 ]

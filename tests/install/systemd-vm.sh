@@ -898,6 +898,9 @@ session() {
 	sec "purge"
 	x 'apt-get purge -y topotune'
 	fact purge_rc "$rc"
+	# No waiting here: the prerm waits for a regeneration under way.
+	fact purge_boot "$(systemctl show -P ActiveState topotune-bootloader.service)"
+	fact purge_grub "$(grep -c relax_domain_level /boot/grub/grub.cfg) $(find /boot/grub -maxdepth 1 -name grub.cfg.new | wc -l)"
 	slice_gone
 	x 'systemctl status topotuned --no-pager'
 	fact unit_purge "$(show LoadState)/$(show ActiveState)"
@@ -1386,6 +1389,8 @@ check "upgrade: version installed" "$(f version_after)" "$UPVERSION"
 check "upgrade: the daemon was not restarted (MainPID, InvocationID, NRestarts)" \
 	"$(f pid_after) $(f inv_after) $(f nrestarts)" "$(f pid_before) $(f inv_before) 0"
 check "apt-get purge topotune: exit 0" "$(f purge_rc)" 0
+check "purge returned after the boot loader's regeneration: the service inactive, relax_domain_level out of grub.cfg, no grub.cfg.new" \
+	"$(f purge_boot) $(f purge_grub)" "inactive 0 0"
 check "purge stopped the daemon and removed the unit" "$(f unit_purge)" not-found/inactive
 check "purge: every value as before the install" "$(f purge_same)" 0
 # dpkg keeps what it does not own: the administrator's drop-in.
