@@ -1604,7 +1604,10 @@ static int irq_target(const Plan *plan, const char *orig, char **ret)
 /*
  * One IRQ: written through the record like every other file, but an IRQ
  * that refuses (the kernel manages its affinity: EIO) or goes away while we
- * write is reported, never a failure of the apply.
+ * write is reported, never a failure of the apply. 1 when its
+ * smp_affinity_list is not there: freed since the listing, or not there
+ * yet (register_irq_proc() makes the directory before its files), so the
+ * next pass looks at it again.
  */
 static int apply_irq(Applier *a, const Plan *plan, unsigned irq, int *writes)
 {
@@ -1621,11 +1624,10 @@ static int apply_irq(Applier *a, const Plan *plan, unsigned irq, int *writes)
 	r = a->io.read(a->io.userdata, a->root_fd, path, &cur);
 	rec = find_record(a, path);
 	if (r == -ENOENT) {
-		/* Freed between the listing and now. */
 		a->irqs_gone++;
 		if (rec)
 			drop_record(a, (size_t)(rec - a->changes));
-		return 0;
+		return 1;
 	}
 	if (r < 0)
 		return refused_add(a, irq, r);
@@ -1714,7 +1716,7 @@ static int apply_irq(Applier *a, const Plan *plan, unsigned irq, int *writes)
 static int apply_irqs(Applier *a, const Plan *plan, int *writes)
 {
 	_cleanup_free_ unsigned *irqs = NULL;
-	size_t n = 0;
+	size_t n = 0, kept = 0;
 	int r;
 
 	a->n_irqs_refused = 0;
@@ -1726,7 +1728,11 @@ static int apply_irqs(Applier *a, const Plan *plan, int *writes)
 		r = apply_irq(a, plan, irqs[i], writes);
 		if (r < 0)
 			return fail(a, r, "/proc/irq/%u/smp_affinity_list: %s", irqs[i], strerror(-r));
+		if (r == 0)
+			irqs[kept++] = irqs[i];
+		/* else not seen: new to the next pass if it is there then */
 	}
+	n = kept;
 	for (size_t i = a->n_changes; i > 0; i--) {
 		const ChangeRecord *c = &a->changes[i - 1];
 		unsigned irq;

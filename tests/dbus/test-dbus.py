@@ -877,7 +877,8 @@ try:
     # An IRQ requested without a driver's bind (a NIC's queues at link up) comes without a
     # uevent. With the poll far away, verification finds it first: it must move it as a new
     # IRQ, not count it as drift: two of them in consecutive intervals backed housekeeping
-    # off as "another writer" before.
+    # off as "another writer" before. A pass that found the directory without its files
+    # took the IRQ as seen, and the file that came next was drift (CI, ASan, 2026-12-05).
     iv = make_tree("irqverify", "hygon-7447v-2s-nps3", dropin="verify_interval = 1\nprofile = hpc\n")
     slice_dir(iv)
     ivlog = os.path.join(base, "topotuned-irqverify.log")
@@ -886,8 +887,16 @@ try:
     hk = str(prop("HousekeepingCpus")) if ok else "?"
     moved = []
     for irq in (910, 911):
+        # As the kernel does it (register_irq_proc()): the directory, then its files, each
+        # whole when it appears. IRQ 910's files come after a verification saw the
+        # directory alone: not seen yet, it is still new when they are there.
+        stage = os.path.join(iv, f"tmp/irq-{irq}")
+        os.makedirs(stage)
+        wr(iv, f"tmp/irq-{irq}/smp_affinity_list", "0-383\n")
         os.makedirs(os.path.join(iv, f"proc/irq/{irq}"))
-        wr(iv, f"proc/irq/{irq}/smp_affinity_list", "0-383\n")
+        if irq == 910:
+            time.sleep(1.5)
+        os.rename(os.path.join(stage, "smp_affinity_list"), os.path.join(iv, f"proc/irq/{irq}/smp_affinity_list"))
         end = time.time() + 5
         while time.time() < end and rd(iv, f"proc/irq/{irq}/smp_affinity_list") != hk:
             time.sleep(0.02)

@@ -1622,6 +1622,20 @@ static void test_housekeeping_irqs_new(void)
 	check_int(applier_irqs_appeared(a), 0);
 	/* Nothing new: the pass writes nothing. */
 	check_int(applier_apply_irqs(a, p), 0);
+	/*
+	 * register_irq_proc() makes an IRQ's directory before its files: a pass
+	 * in between finds no smp_affinity_list. The IRQ is not seen yet: once
+	 * the file is there it is new, not drift (the CI run of 2026-12-05).
+	 */
+	check(mkdirat(fd, "proc/irq/54", 0755) == 0);
+	check_int(applier_irqs_appeared(a), 1);
+	check_int(applier_apply_irqs(a, p), 0);
+	check_int(applier_irqs_appeared(a), 1);
+	put(fd, "proc/irq/54/smp_affinity_list", "0-7\n");
+	check_int(applier_irqs_appeared(a), 1);
+	check_int(applier_apply_irqs(a, p), 1);
+	check_file(fd, "proc/irq/54/smp_affinity_list", "0-2,4-6");
+	check_int(applier_irqs_appeared(a), 0);
 	/* The IRQ of the new driver is no drift any more; the default affinity is. */
 	check(applier_verify(a, p, &m, &n) == 0);
 	check_int(n, 1);
@@ -1641,6 +1655,7 @@ static void test_housekeeping_irqs_new(void)
 	check_file(fd, "proc/irq/50/smp_affinity_list", "0-7\n");
 	check_file(fd, "proc/irq/51/smp_affinity_list", "0-2\n");
 	check_file(fd, "proc/irq/53/smp_affinity_list", "0-7\n");
+	check_file(fd, "proc/irq/54/smp_affinity_list", "0-7\n");
 	check_file(fd, "proc/irq/1/smp_affinity_list", "0-7\n");
 	check(!path_exists_at(fd, STATE_FILE));
 	check_int(applier_irqs_appeared(a), 0);   /* reverted: no pass to compare with */
