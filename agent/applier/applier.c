@@ -2488,8 +2488,10 @@ static int read_housekeeping(Applier *a, const PlanStep *st, char **ret)
 
 /*
  * Per IRQ file: one we moved that holds something else now, and an IRQ we
- * never moved (it appeared since) with an isolated CPU: drift, each with
- * its path.
+ * never moved with an isolated CPU, each with its path. One that appeared
+ * since the last IRQ pass is marked new_irq: not moved yet, but no drift
+ * (the daemon runs an IRQ pass before it verifies, and one can appear in
+ * between: its caller moves it as a new IRQ).
  */
 static int verify_irqs(Applier *a, const Plan *plan, Mismatch **m, size_t *n)
 {
@@ -2537,6 +2539,7 @@ static int verify_irqs(Applier *a, const Plan *plan, Mismatch **m, size_t *n)
 			.setting = SETTING_HOUSEKEEPING,
 			.want = strprintf("/%s: %s", path, want),
 			.got = strprintf("/%s: %s%s", path, cur, c ? "" : " (an IRQ not moved yet)"),
+			.new_irq = !c && a->irqs_seen && !irq_seen(a, irqs[i]),
 		};
 		if (!nm[(*n)++].want || !nm[*n - 1].got)
 			return -ENOMEM;

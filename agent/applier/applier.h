@@ -122,6 +122,7 @@ typedef struct Applier {
 typedef struct Mismatch {
 	SettingId setting;
 	char *want, *got;
+	bool new_irq;   /* an IRQ that appeared since the last IRQ pass: not moved yet, no drift */
 } Mismatch;
 
 const char *write_kind_to_string(WriteKind k) _const_;

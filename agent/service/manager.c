@@ -882,6 +882,7 @@ void manager_verify_now(Manager *m)
 	Mismatch *mm = NULL;
 	size_t n = 0;
 	unsigned drifted = 0, reapply = 0;
+	bool new_irqs = false;
 	int r;
 
 	if (!m->plan || m->state == MANAGER_OFF)
@@ -900,6 +901,11 @@ void manager_verify_now(Manager *m)
 		/* Backed off and still the value seen last time: nothing new to tell. */
 		bool repeat = (m->backed_off & bit) && streq_ptr(m->drift_seen[id], mm[i].got);
 
+		if (mm[i].new_irq) {
+			/* Appeared since the pass above: the next one's, no drift. */
+			new_irqs = true;
+			continue;
+		}
 		drifted |= bit;
 		if (!repeat) {
 			manager_emit_drift(m, name, mm[i].want, mm[i].got);
@@ -926,6 +932,8 @@ void manager_verify_now(Manager *m)
 		reapply |= bit;
 	}
 	mismatches_free(mm, n);
+	if (new_irqs)
+		manager_irqs_catch_up(m);
 
 	/* In sync again: forget the re-apply mark and the value reported. */
 	m->reapplied &= drifted;
