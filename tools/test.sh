@@ -7,9 +7,9 @@
 #   2. ASan+UBSan build, the same tests
 #   3. packaging: rpm build, the Ansible role, the .deb in a debootstrap
 #      chroot (unless TOPOTUNE_SKIP_PACKAGING=1)
-#   4. the kernel tier in qemu (tests/vm) for 7.3; its proofs (negative
-#      kernels, lockdep) and the 6.12 tier when their inputs changed since
-#      the recorded pass (when only Debian's version did, a reduced run:
+#   4. the kernel tier in qemu (tests/vm) for 7.3; the proofs (negative
+#      kernels, lockdep) on both bases and the 6.12 tier when their inputs
+#      changed since the recorded pass (when only Debian's version did, a reduced run:
 #      git am, checkpatch, per-patch compile, no boot; a SKIP line says
 #      where the boots were last proven); then the .deb under a real systemd
 #      in a Debian 12 guest on the stock and the patched kernel
@@ -170,14 +170,17 @@ else
 	# The 6.12 base: only when its inputs differ from the pass recorded in
 	# tests/vm/expected/6.12/last-pass (content hash; kernel-patches/README.md).
 	# The proofs that the behavioural checks can fail (kernels with one fix
-	# undone each) and the lockdep/PROVE_RCU boot: only when their inputs
-	# differ from tests/vm/expected/proofs-last-pass.
+	# undone each) and the lockdep/PROVE_RCU boot, on each base: only when
+	# their inputs differ from tests/vm/expected/proofs-last-pass
+	# (tests/vm/expected/6.12/proofs-last-pass).
 	when="when their inputs changed" kmode=--if-changed
 	[ "${TOPOTUNE_RECORD:-0}" != 1 ] || when="TOPOTUNE_RECORD=1: always, recorded" kmode=--record
 	run_script "kernel tier proofs (qemu, $when)" "$out/kernel-tier-proofs.log" \
 		"$top/tests/vm/run-kernel-tier.sh" --proofs $kmode
 	run_script "kernel tier 6.12 (qemu, $when)" "$out/kernel-tier-6.12.log" \
 		"$top/tests/vm/run-kernel-tier.sh" --series 6.12 $kmode
+	run_script "kernel tier 6.12 proofs (qemu, $when)" "$out/kernel-tier-proofs-6.12.log" \
+		"$top/tests/vm/run-kernel-tier.sh" --series 6.12 --proofs $kmode
 	# The package under a real systemd: Debian 12 in qemu, on its stock kernel and
 	# on the patched one (the kernel tier above fetched the source and its tools).
 	"$top/tools/deps.sh" debootstrap dpkg-dev debhelper git qemu-system-x86 qemu-utils e2fsprogs || exit 2

@@ -596,16 +596,27 @@ def busy_target_checks(p):
 # one of the series' guards undone in kernel/sched/fair.c, booted with the
 # guest step that checks it.  Each entry: the text replacements (each must
 # match exactly once, or the guard has moved and the proof says so), the
-# guest steps, and what the checks must show on that kernel.
+# guest steps, and what the checks must show on that kernel.  "edits" are
+# written against 7.3's patched fair.c; "edits-6.12" replaces them for the
+# 6.12 series where its backport reads differently.
 NEGATIVES = {
     # v3's bug: the push with migrate_load semantics, which lets
     # can_migrate_task() move a delayed-dequeue (sleeping) task, and a tick
-    # decision that counts such a task as a candidate.
+    # decision that counts such a task as a candidate.  6.12's
+    # can_migrate_task() does not look at sched_delayed at all: the push's
+    # own filter and the candidate's are the guards there.
     "delayed-filter": {
         "edits": [
             ("\t\t.migration_type\t= migrate_task,\n", "\t\t.migration_type\t= migrate_load,\n"),
             ("task_current_donor(rq, p) ||\n\t\t    p->se.sched_delayed || task_is_blocked(p) ||",
              "task_current_donor(rq, p) ||\n\t\t    task_is_blocked(p) ||"),
+        ],
+        "edits-6.12": [
+            ("\t\t.migration_type\t= migrate_task,\n", "\t\t.migration_type\t= migrate_load,\n"),
+            ("if (task_on_cpu(rq, p) || p->se.sched_delayed ||\n\t\t    kthread_is_per_cpu(p))",
+             "if (task_on_cpu(rq, p) ||\n\t\t    kthread_is_per_cpu(p))"),
+            ("if (task_on_cpu(rq, p) || p->se.sched_delayed)\n\t\t\tcontinue;\n\t\tif (!can_migrate_task(p, &env))",
+             "if (task_on_cpu(rq, p))\n\t\t\tcontinue;\n\t\tif (!can_migrate_task(p, &env))"),
         ],
         "steps": "delayed",
     },
@@ -615,6 +626,10 @@ NEGATIVES = {
         "edits": [
             ("if (i != cpu && cpu_active(i) && available_idle_cpu(i))", "if (i != cpu && cpu_active(i))"),
             ("if (!cpu_active(dst_cpu) || !idle_rq(dst_rq)) {", "if (!cpu_active(dst_cpu)) {"),
+        ],
+        "edits-6.12": [
+            ("if (i != cpu && cpu_active(i) && available_idle_cpu(i))", "if (i != cpu && cpu_active(i))"),
+            ("if (!cpu_active(dst_cpu) || !idle_cpu(dst_cpu)) {", "if (!cpu_active(dst_cpu)) {"),
         ],
         "steps": "busytarget",
     },
@@ -642,7 +657,8 @@ def negative_source(name, src, dst):
     """Write DST: SRC (the patched fair.c) with NEGATIVES[name]'s edits."""
     with open(src) as f:
         text = f.read()
-    for old, new in NEGATIVES[name]["edits"]:
+    neg = NEGATIVES[name]
+    for old, new in neg.get("edits-" + SERIES, neg["edits"]):
         n = text.count(old)
         if n != 1:
             print("the guard %r occurs %d times in %s" % (old, n, src), file=sys.stderr)

@@ -31,7 +31,7 @@
 #                      TOPOTUNE_KVERSION pins the version)
 #     --inputs-hash V  print the content hash of the inputs with Debian
 #                      version V (a record's "inputs") and exit
-#     --proofs         instead of the tier (7.3 only): the proofs that the
+#     --proofs         instead of the tier: the proofs that the
 #                      tier's behavioural checks can fail, and the lock
 #                      checking boot.  Kernels, each booted on hygon3 with
 #                      the step that checks it:
@@ -51,8 +51,10 @@
 #                         and DEBUG_ATOMIC_SLEEP (build.sh --lockdep) running
 #                         the push, spread, softirq, delayed, busy-target
 #                         and relax steps: no splat, debug_locks still 1.
-#                      Its record is expected/proofs-last-pass; tools/test.sh
-#                      runs it with --if-changed.
+#                      Its record is expected/proofs-last-pass (6.12:
+#                      expected/6.12/proofs-last-pass; the edits there are
+#                      NEGATIVES' "edits-6.12" where the backport differs);
+#                      tools/test.sh runs both with --if-changed.
 #     --seed001-negative the same as --proofs (its old name)
 #
 # The record: a full run with --record that ends with no failure writes
@@ -154,14 +156,7 @@ repo=$(cd "$here/../.." && pwd)
 expected="$here/expected"
 [ "$series" = 7.3 ] || expected="$here/expected/$series"
 record="$expected/last-pass"
-if [ "$proofs" = 1 ]; then
-	if [ "$series" != 7.3 ]; then
-		echo "SKIP kernel-tier-proofs-$series: the negative kernels' edits are written against 7.3's code"
-		echo "0 passed, 0 failed"
-		exit 0
-	fi
-	record="$expected/proofs-last-pass"
-fi
+[ "$proofs" = 0 ] || record="$expected/proofs-last-pass"
 inputs_hash() {	# VERSION: the content hash of what this tier run depends on
 	{
 		echo "version $1"
@@ -366,7 +361,7 @@ if [ "$proofs" = 1 ]; then
 		neg=$(mktemp -d)
 		mkdir -p "$neg/a/kernel/sched" "$neg/b/kernel/sched"
 		cp "$tree/kernel/sched/fair.c" "$neg/a/kernel/sched/fair.c"
-		if /usr/bin/python3 "$here/check.py" --negative-source "$name" \
+		if TT_SERIES=$series /usr/bin/python3 "$here/check.py" --negative-source "$name" \
 			"$neg/a/kernel/sched/fair.c" "$neg/b/kernel/sched/fair.c" 2>"$logs/negative-$name.err"; then
 			(cd "$neg" && diff -u --label a/kernel/sched/fair.c --label b/kernel/sched/fair.c \
 				a/kernel/sched/fair.c b/kernel/sched/fair.c) >"$logs/negative-$name.patch"
@@ -417,6 +412,7 @@ if [ "$reduced" = 1 ]; then
 	fi
 	tier="kernel-tier-$series"
 	[ "$proofs" = 0 ] || tier="kernel-tier-proofs"
+	[ "$proofs" = 0 ] || [ "$series" = 7.3 ] || tier="kernel-tier-proofs-$series"
 	echo "SKIP $tier-boots: only Debian's version changed since the recorded pass ($recver -> $ver); checked: $what; $proven last proven on $recver ($(sed -n 's/^date //p' "$record"), $(sed -n 's/^result //p' "$record")); TOPOTUNE_RECORD=1 tools/test.sh re-proves that at $ver"
 	finish
 fi
