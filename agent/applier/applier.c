@@ -1606,8 +1606,9 @@ static int irq_target(const Plan *plan, const char *orig, char **ret)
  * that refuses (the kernel manages its affinity: EIO) or goes away while we
  * write is reported, never a failure of the apply. 1 when its
  * smp_affinity_list is not there: freed since the listing, or not there
- * yet (register_irq_proc() makes the directory before its files), so the
- * next pass looks at it again.
+ * yet (register_irq_proc() makes the directory before its files), or it is
+ * empty (never the kernel's: a sysroot's file between its creation and its
+ * write), so the next pass looks at it again.
  */
 static int apply_irq(Applier *a, const Plan *plan, unsigned irq, int *writes)
 {
@@ -1631,6 +1632,8 @@ static int apply_irq(Applier *a, const Plan *plan, unsigned irq, int *writes)
 	}
 	if (r < 0)
 		return refused_add(a, irq, r);
+	if (!rec && cur[strspn(cur, WHITESPACE)] == '\0')
+		return 1;   /* no IRQ reads an empty affinity: a file still being written (a sysroot) */
 	r = irq_target(plan, rec ? rec->old : cur, &want);
 	if (r == -ENOMEM)
 		return r;

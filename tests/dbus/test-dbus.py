@@ -186,6 +186,17 @@ def wr(root, rel, value):
         f.write(value)
 
 
+def new_irq(root, irq, affinity, files_after=0):
+    """IRQ N appears as the kernel makes it: its directory, then (after
+    FILES_AFTER seconds) its smp_affinity_list, whole (written beside it and
+    renamed in)."""
+    d = os.path.join(root, f"proc/irq/{irq}")
+    os.makedirs(d)
+    time.sleep(files_after)
+    wr(root, f"proc/irq/.{irq}.tmp", affinity + "\n")
+    os.rename(os.path.join(root, f"proc/irq/.{irq}.tmp"), os.path.join(d, "smp_affinity_list"))
+
+
 SMT = "proc/sys/kernel/sched_smt_buddy_assist"
 RELAX = "proc/sys/kernel/sched_relax_domain_level"
 
@@ -446,8 +457,7 @@ try:
           and rd(main, "proc/irq/0/smp_affinity_list") == "0",
           rd(main, "proc/irq/1/smp_affinity_list") + " / " + rd(main, "proc/irq/24/smp_affinity_list"))
     # An IRQ allocated since (a device bound): Verify names its file, Apply moves it.
-    os.makedirs(os.path.join(main, "proc/irq/77"))
-    wr(main, "proc/irq/77/smp_affinity_list", "0-383\n")
+    new_irq(main, 77, "0-383")
     v_ok, mism = mgr().Verify()
     check("Verify: a new IRQ on isolated CPUs is drift of housekeeping, by its path",
           not v_ok and any(str(x[0]) == "housekeeping" and "/proc/irq/77/smp_affinity_list: " + hk == str(x[1])
@@ -844,8 +854,7 @@ try:
     hk0 = str(prop("HousekeepingCpus"))
     first_hk = sorted(cpulist(hk0))[0]
     for irq, aff in ((900, "0-383"), (901, str(first_hk))):
-        os.makedirs(os.path.join(hp, f"proc/irq/{irq}"))
-        wr(hp, f"proc/irq/{irq}/smp_affinity_list", aff + "\n")
+        new_irq(hp, irq, aff)
     wr(hp, "proc/irq/default_smp_affinity", ",".join(["ffffffff"] * 12) + "\n")   # another writer's
     t_new = time.time()
     end = t_new + 10
@@ -890,13 +899,7 @@ try:
         # As the kernel does it (register_irq_proc()): the directory, then its files, each
         # whole when it appears. IRQ 910's files come after a verification saw the
         # directory alone: not seen yet, it is still new when they are there.
-        stage = os.path.join(iv, f"tmp/irq-{irq}")
-        os.makedirs(stage)
-        wr(iv, f"tmp/irq-{irq}/smp_affinity_list", "0-383\n")
-        os.makedirs(os.path.join(iv, f"proc/irq/{irq}"))
-        if irq == 910:
-            time.sleep(1.5)
-        os.rename(os.path.join(stage, "smp_affinity_list"), os.path.join(iv, f"proc/irq/{irq}/smp_affinity_list"))
+        new_irq(iv, irq, "0-383", files_after=1.5 if irq == 910 else 0)
         end = time.time() + 5
         while time.time() < end and rd(iv, f"proc/irq/{irq}/smp_affinity_list") != hk:
             time.sleep(0.02)

@@ -1653,6 +1653,14 @@ static void test_housekeeping_irqs_new(void)
 	check_int(applier_apply_irqs(a, p), 1);
 	check_file(fd, "proc/irq/54/smp_affinity_list", "0-2,4-6");
 	check_int(applier_irqs_appeared(a), 0);
+	/* A sysroot's file between its creation and its write reads empty: not seen yet either. */
+	put(fd, "proc/irq/55/smp_affinity_list", "");
+	check_int(applier_apply_irqs(a, p), 0);
+	check_file(fd, "proc/irq/55/smp_affinity_list", "");
+	check_int(applier_irqs_appeared(a), 1);
+	put(fd, "proc/irq/55/smp_affinity_list", "0-7\n");
+	check_int(applier_apply_irqs(a, p), 1);
+	check_file(fd, "proc/irq/55/smp_affinity_list", "0-2,4-6");
 	/* The IRQ of the new driver is no drift any more; the default affinity is. */
 	check(applier_verify(a, p, &m, &n) == 0);
 	check_int(n, 1);
@@ -1673,6 +1681,7 @@ static void test_housekeeping_irqs_new(void)
 	check_file(fd, "proc/irq/51/smp_affinity_list", "0-2\n");
 	check_file(fd, "proc/irq/53/smp_affinity_list", "0-7\n");
 	check_file(fd, "proc/irq/54/smp_affinity_list", "0-7\n");
+	check_file(fd, "proc/irq/55/smp_affinity_list", "0-7\n");
 	check_file(fd, "proc/irq/1/smp_affinity_list", "0-7\n");
 	check(!path_exists_at(fd, STATE_FILE));
 	check_int(applier_irqs_appeared(a), 0);   /* reverted: no pass to compare with */
