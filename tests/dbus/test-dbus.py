@@ -868,8 +868,13 @@ try:
           rd(hp, "proc/irq/901/smp_affinity_list") == str(first_hk)
           and rd(hp, "proc/irq/default_smp_affinity") == ",".join(["ffffffff"] * 12),
           rd(hp, "proc/irq/901/smp_affinity_list") + " " + rd(hp, "proc/irq/default_smp_affinity"))
+    # The pass logs its summary after its last write: bounded wait for it (ASan, under load).
+    said = "new IRQs in /proc/irq (polled): 1 IRQ moved off the isolated CPUs"
+    end = time.time() + 5
+    while time.time() < end and said not in log_text(hlog):
+        time.sleep(0.05)
     check("... the journal says why, and the record has it for revert",
-          "new IRQs in /proc/irq (polled): 1 IRQ moved off the isolated CPUs" in log_text(hlog)
+          said in log_text(hlog)
           and "proc/irq/900/smp_affinity_list" in rd(hp, "run/topotune/state"), log_text(hlog)[-800:])
     stop_daemon(d)
     check("hotplug tree: stop puts the new IRQ back as it came, leaves the other as it is",
