@@ -7,7 +7,8 @@
 #   2. ASan+UBSan build, the same tests
 #   3. packaging: rpm build, the Ansible role, the .deb in a debootstrap
 #      chroot (unless TOPOTUNE_SKIP_PACKAGING=1)
-#   4. the kernel tier in qemu (tests/vm) for 7.3; the proofs (negative
+#   4. the kernel tier in qemu (tests/vm) for 7.3, its kernels built in the
+#      background since tier 1 (tests/vm/prepare-kernels.sh); the proofs (negative
 #      kernels, lockdep) on both bases and the 6.12 tier when their inputs
 #      changed since the recorded pass (when only Debian's version did, a reduced run:
 #      git am, checkpatch, per-patch compile, no boot; a SKIP line says
@@ -65,6 +66,27 @@ fi
 if [ "${TOPOTUNE_SKIP_PACKAGING:-0}" != 1 ]; then
 	"$top/tools/deps.sh" rpm ansible-core ansible-lint debootstrap dpkg-dev debhelper scdoc git \
 		prometheus python3-yaml || exit 2
+fi
+
+# The kernels the qemu tiers boot are most of a cold run (fetch, git tree, two
+# 7.3 builds: about half an hour of both cores). tests/vm/prepare-kernels.sh
+# builds them in the background, at the lowest priority, while the tiers below
+# run; those leave a core idle much of the time (tests waiting on a bus or a
+# timer, Ansible, debootstrap). The kernel tiers wait for it before they start,
+# so no guest boots beside a build, and find the kernels cached. Its log:
+# kernel-prepare.log. A warm cache makes it a few seconds of hashing.
+when="when their inputs changed" kmode=--if-changed
+[ "${TOPOTUNE_RECORD:-0}" != 1 ] || when="TOPOTUNE_RECORD=1: always, recorded" kmode=--record
+prep_pid=""
+if [ "${TOPOTUNE_SKIP_VM:-0}" != 1 ]; then
+	# What building a kernel needs (the tier installs what booting one needs).
+	"$top/tools/deps.sh" build-essential bc bison flex cpio git xz-utils libelf-dev libssl-dev \
+		debian-archive-keyring || exit 2
+	t_prep=$(date +%s)
+	# Its own process group, so that an early exit stops the whole build.
+	setsid nice -n 19 "$top/tests/vm/prepare-kernels.sh" $kmode >"$out/kernel-prepare.log" 2>&1 &
+	prep_pid=$!
+	trap '[ -z "$prep_pid" ] || kill -TERM -- "-$prep_pid" 2>/dev/null' EXIT
 fi
 
 # meson test prints "Ok: N" and "Fail: M"; add them up.
@@ -166,6 +188,12 @@ fi
 if [ "${TOPOTUNE_SKIP_VM:-0}" = 1 ]; then
 	echo "### kernel tier: skipped (TOPOTUNE_SKIP_VM=1)"
 else
+	echo "### kernel builds (in the background since the agent's tiers started)"
+	t=$(date +%s)
+	wait "$prep_pid"
+	prep_pid=""
+	echo "# took $(($(date +%s) - t_prep)) s in all, $(($(date +%s) - t)) s of it waited for here"
+	grep '^# ' "$out/kernel-prepare.log"
 	run_script "kernel tier (qemu)" "$out/kernel-tier.log" "$top/tests/vm/run-kernel-tier.sh"
 	# The 6.12 base: only when its inputs differ from the pass recorded in
 	# tests/vm/expected/6.12/last-pass (content hash; kernel-patches/README.md).
@@ -173,8 +201,6 @@ else
 	# undone each) and the lockdep/PROVE_RCU boot, on each base: only when
 	# their inputs differ from tests/vm/expected/proofs-last-pass
 	# (tests/vm/expected/6.12/proofs-last-pass).
-	when="when their inputs changed" kmode=--if-changed
-	[ "${TOPOTUNE_RECORD:-0}" != 1 ] || when="TOPOTUNE_RECORD=1: always, recorded" kmode=--record
 	run_script "kernel tier proofs (qemu, $when)" "$out/kernel-tier-proofs.log" \
 		"$top/tests/vm/run-kernel-tier.sh" --proofs $kmode
 	run_script "kernel tier 6.12 (qemu, $when)" "$out/kernel-tier-6.12.log" \
