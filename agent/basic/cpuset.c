@@ -77,15 +77,41 @@ bool cpuset_contains(const CpuSet *s, unsigned cpu)
 	return cpu / 64 < s->n_words && (s->bits[cpu / 64] >> (cpu % 64)) & 1;
 }
 
-unsigned cpuset_count(const CpuSet *s)
+static unsigned count_words(const uint64_t *w, size_t n_words)
 {
 	unsigned n = 0;
 
+	for (size_t i = 0; i < n_words; i++)
+		n += (unsigned)__builtin_popcountll(w[i]);
+	return n;
+}
+
+#if defined(__x86_64__) || defined(__i386__)
+/*
+ * The x86-64 baseline has no POPCNT, so the loop above calls libgcc's
+ * table-driven __popcountdi2 for every word: a fifth of the instructions of
+ * "topotunectl plan" at 2,048 CPUs. Every x86 CPU topotune targets has the
+ * instruction (since Nehalem and Barcelona); the check is one load.
+ */
+__attribute__((target("popcnt"))) static unsigned count_words_popcnt(const uint64_t *w, size_t n_words)
+{
+	unsigned n = 0;
+
+	for (size_t i = 0; i < n_words; i++)
+		n += (unsigned)__builtin_popcountll(w[i]);
+	return n;
+}
+#endif
+
+unsigned cpuset_count(const CpuSet *s)
+{
 	assert(s);
 
-	for (size_t i = 0; i < s->n_words; i++)
-		n += (unsigned)__builtin_popcountll(s->bits[i]);
-	return n;
+#if defined(__x86_64__) || defined(__i386__)
+	if (__builtin_cpu_supports("popcnt"))
+		return count_words_popcnt(s->bits, s->n_words);
+#endif
+	return count_words(s->bits, s->n_words);
 }
 
 bool cpuset_is_empty(const CpuSet *s)
