@@ -2,6 +2,7 @@
 /* CPU sets: storage, set algebra, kernel cpulist/cpumask parse and format. */
 #include <assert.h>
 #include <inttypes.h>
+#include <string.h>
 #include <ctype.h>
 
 #include "cpuset.h"
@@ -129,14 +130,28 @@ static uint64_t word(const CpuSet *s, size_t i)
 	return i < s->n_words ? s->bits[i] : 0;
 }
 
-bool cpuset_equal(const CpuSet *a, const CpuSet *b)
+/* Whether words [@from, n_words) of @s are all zero. */
+static bool zero_from(const CpuSet *s, size_t from)
 {
-	size_t n = MAX(a->n_words, b->n_words);
-
-	for (size_t i = 0; i < n; i++)
-		if (word(a, i) != word(b, i))
+	for (size_t i = from; i < s->n_words; i++)
+		if (s->bits[i])
 			return false;
 	return true;
+}
+
+/*
+ * The set operations below are the planner's inner loop (a span per CPU
+ * and level: CPUs^2/64 words in all), so the words both sets have are
+ * handled in one branch-free loop, and only the longer set's tail word by
+ * word.
+ */
+bool cpuset_equal(const CpuSet *a, const CpuSet *b)
+{
+	size_t n = MIN(a->n_words, b->n_words);
+
+	if (n > 0 && memcmp(a->bits, b->bits, n * sizeof(uint64_t)) != 0)
+		return false;
+	return zero_from(a, n) && zero_from(b, n);
 }
 
 int cpuset_compare(const CpuSet *a, const CpuSet *b)
@@ -153,13 +168,16 @@ int cpuset_compare(const CpuSet *a, const CpuSet *b)
 
 bool cpuset_is_subset(const CpuSet *sub, const CpuSet *super)
 {
+	size_t n;
+	uint64_t extra = 0;
+
 	assert(sub);
 	assert(super);
 
-	for (size_t i = 0; i < sub->n_words; i++)
-		if (sub->bits[i] & ~word(super, i))
-			return false;
-	return true;
+	n = MIN(sub->n_words, super->n_words);
+	for (size_t i = 0; i < n; i++)
+		extra |= sub->bits[i] & ~super->bits[i];
+	return !extra && zero_from(sub, n);
 }
 
 bool cpuset_intersects(const CpuSet *a, const CpuSet *b)
@@ -208,20 +226,28 @@ int cpuset_or(CpuSet *dst, const CpuSet *src)
 
 void cpuset_and(CpuSet *dst, const CpuSet *src)
 {
+	size_t n;
+
 	assert(dst);
 	assert(src);
 
-	for (size_t i = 0; i < dst->n_words; i++)
-		dst->bits[i] &= word(src, i);
+	n = MIN(dst->n_words, src->n_words);
+	for (size_t i = 0; i < n; i++)
+		dst->bits[i] &= src->bits[i];
+	if (dst->n_words > n)
+		memset(dst->bits + n, 0, (dst->n_words - n) * sizeof(uint64_t));
 }
 
 void cpuset_andnot(CpuSet *dst, const CpuSet *src)
 {
+	size_t n;
+
 	assert(dst);
 	assert(src);
 
-	for (size_t i = 0; i < dst->n_words; i++)
-		dst->bits[i] &= ~word(src, i);
+	n = MIN(dst->n_words, src->n_words);
+	for (size_t i = 0; i < n; i++)
+		dst->bits[i] &= ~src->bits[i];
 }
 
 int cpuset_next(const CpuSet *s, unsigned from)

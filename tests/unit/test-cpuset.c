@@ -165,11 +165,44 @@ static void test_algebra(void)
 	cpuset_done(&c);
 }
 
+/*
+ * Sets of different lengths: a set that grew past a member later removed
+ * is longer than its value needs, and equal to, a subset of, or the
+ * intersection with a short set all the same.
+ */
+static void test_lengths(void)
+{
+	CpuSet s = {}, l = {}, t = {};
+
+	check(cpuset_parse_list("1,3", &s, NULL) == 0);
+	check(cpuset_parse_list("1,3,300", &l, NULL) == 0);
+	check(!cpuset_equal(&s, &l) && !cpuset_equal(&l, &s));
+	check(cpuset_is_subset(&s, &l) && !cpuset_is_subset(&l, &s));
+	cpuset_remove(&l, 300);
+	check(l.n_words > s.n_words);
+	check(cpuset_equal(&s, &l) && cpuset_equal(&l, &s));
+	check(cpuset_is_subset(&s, &l) && cpuset_is_subset(&l, &s));
+	check(cpuset_parse_list("3,200-210", &t, NULL) == 0);
+	cpuset_and(&t, &s);
+	check_int(cpuset_count(&t), 1);
+	check_int(cpuset_last(&t), 3);
+	check(cpuset_parse_list("1-3,200-210", &t, NULL) == 0);
+	cpuset_andnot(&t, &s);
+	check_int(cpuset_count(&t), 12);
+	check_int(cpuset_first(&t), 2);
+	check(cpuset_add(&l, 200) == 0);
+	check(!cpuset_equal(&s, &l) && !cpuset_is_subset(&l, &s));
+	cpuset_done(&s);
+	cpuset_done(&l);
+	cpuset_done(&t);
+}
+
 int main(void)
 {
 	test_parse_list();
 	test_parse_mask();
 	test_format_mask();
 	test_algebra();
+	test_lengths();
 	return test_end("test-cpuset");
 }
