@@ -83,7 +83,9 @@ prepare() {	# series decision
 	TOPOTUNE_KVERSION=$(cat "$vfile")
 	step "$series apply" "$kp/scripts/apply.sh" || return
 	step "$series baseline bzImage" "$kp/scripts/build.sh" --base "${flavour[@]}"
-	step "$series per-patch compile check" "$kp/scripts/build.sh" --check-each "${flavour[@]}"
+	step "$series per-patch compile check, then the patched bzImage" \
+		"$kp/scripts/build.sh" --check-each "${flavour[@]}"
+	# Built by the step before unless a patch failed to compile on its own.
 	step "$series patched bzImage" "$kp/scripts/build.sh" "${flavour[@]}"
 }
 
