@@ -20,6 +20,7 @@
 #include <sys/epoll.h>
 
 #include "fileio.h"
+#include "irq-sources.h"
 #include "log.h"
 #include "manager.h"
 #include "procevents.h"
@@ -466,11 +467,11 @@ static bool irqs_kept_quiet(const Manager *m)
 	       (m->plan->housekeeping_parts & (1 << HOUSEKEEPING_IRQS)) && !cpuset_is_empty(&m->plan->isolated);
 }
 
-static void irqs_feed(Manager *m, const char *source)
+static void irqs_feed(Manager *m, unsigned sources)
 {
 	if (!irqs_kept_quiet(m))
 		return;
-	m->irq_source = source;
+	m->irq_fed |= sources;
 	debouncer_feed(&m->irqs_new, now_usec(m));
 	arm_irq_timer(m);
 }
@@ -479,7 +480,7 @@ static void irqs_feed(Manager *m, const char *source)
 static void irqs_poll(Manager *m)
 {
 	if (irqs_kept_quiet(m) && applier_irqs_appeared(m->applier) > 0)
-		irqs_feed(m, "new IRQs in /proc/irq (polled)");
+		irqs_feed(m, 1U << IRQ_SOURCE_POLL);
 }
 
 /*
@@ -491,23 +492,25 @@ static void irqs_poll(Manager *m)
 static void irq_pass(Manager *m)
 {
 	unsigned refused = (unsigned)m->applier->n_irqs_refused;
+	char source[160];
 	int r;
 
-	m->change_source = m->irq_source ?: "new IRQs";
+	irq_sources_format(m->irq_fed, source, sizeof(source));
+	m->irq_fed = 0;
+	m->change_source = source;
 	m->applying_plan = m->plan;
 	r = applier_apply_irqs(m->applier, m->plan);
 	m->applying_plan = NULL;
 	m->change_source = NULL;
 	if (r < 0)
-		log_warning_errno(r, "Moving new IRQs off the isolated CPUs failed (%s): %s", strna(m->irq_source),
+		log_warning_errno(r, "Moving new IRQs off the isolated CPUs failed (%s): %s", source,
 				  strna(m->applier->error));
 	else if (r > 0 || m->applier->n_irqs_refused != refused)
 		log_info("%s: %d IRQ%s moved off the isolated CPUs; %zu keep%s their affinity (managed or per-CPU).",
-			 strna(m->irq_source), r, r == 1 ? "" : "s", m->applier->n_irqs_refused,
+			 source, r, r == 1 ? "" : "s", m->applier->n_irqs_refused,
 			 m->applier->n_irqs_refused == 1 ? "s" : "");
 	else
-		log_debug("%s: no IRQ to move.", strna(m->irq_source));
-	m->irq_source = NULL;
+		log_debug("%s: no IRQ to move.", source);
 	manager_update_state(m);
 	manager_emit_changed(m);
 }
@@ -520,11 +523,13 @@ static int on_irq_timer(sd_event_source *s, uint64_t usec, void *userdata)
 		arm_irq_timer(m);
 		return 0;
 	}
-	if (!irqs_kept_quiet(m))
+	if (!irqs_kept_quiet(m)) {
+		m->irq_fed = 0;   /* no pass: what asked for it is moot */
 		return 0;
+	}
 	if (m->applying) {
 		/* An apply runs its own IRQ pass; look again once it is over. */
-		irqs_feed(m, m->irq_source);
+		irqs_feed(m, m->irq_fed);
 		return 0;
 	}
 	irq_pass(m);
@@ -543,7 +548,7 @@ void manager_irqs_catch_up(Manager *m)
 		return;
 	/* A burst under way is served here: its timer then finds nothing pending. */
 	(void)debouncer_fire(&m->irqs_new, UINT64_MAX);
-	m->irq_source = "new IRQs in /proc/irq (found by verification)";
+	m->irq_fed |= 1U << IRQ_SOURCE_VERIFY;
 	irq_pass(m);
 }
 
@@ -629,7 +634,7 @@ static int on_uevent(UEvents *ue, const UEvent *ev, void *userdata)
 
 	log_debug("uevent %s %s", uevent_action_to_string(ev->action), strna(ev->devpath));
 	if (uevent_is_driver_bind(ev))
-		irqs_feed(m, "a driver bound to a device");
+		irqs_feed(m, 1U << IRQ_SOURCE_BIND);
 	else
 		debouncer_feed(&m->hotplug, now_usec(m));
 	return 0;
@@ -646,7 +651,7 @@ static int on_uevent_io(sd_event_source *s, int fd, uint32_t revents, void *user
 			log_notice("uevents were lost (receive queue overrun); re-planning to be sure. "
 				   "Further overruns are handled the same way without a message.");
 		debouncer_feed(&m->hotplug, now_usec(m));
-		irqs_feed(m, "uevents lost");
+		irqs_feed(m, 1U << IRQ_SOURCE_LOST);
 	} else if (r < 0 && !event_error_is_transient(r)) {
 		_cleanup_free_ char *why = strprintf("%s (%s)", strna(uevents_error(m->uevents)), strerror(-r));
 

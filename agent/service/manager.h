@@ -160,10 +160,11 @@ typedef struct Manager {
 	/*
 	 * New IRQs while isolated CPUs are kept quiet: a driver bound (uevent),
 	 * or the poll found IRQs the last pass did not see. One IRQ pass per
-	 * burst (@irq_source says why, for the journal).
+	 * burst (@irq_fed: each IrqSource since the last pass, bit 1 << source,
+	 * all named in the journal).
 	 */
 	Debouncer irqs_new;
-	const char *irq_source;
+	unsigned irq_fed;
 	sd_event_source *irq_timer;
 	sd_event_source *proc_io, *uevent_io, *workload_timer, *hotplug_timer;
 	sd_event_source *workload_poll, *hotplug_poll;
