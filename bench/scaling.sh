@@ -12,7 +12,8 @@
 #
 #   bench/scaling.sh [TOPOTUNECTL [LABEL=OTHER-TOPOTUNECTL...]]
 #
-# Environment: RUNS (default 10, after 2 warm-ups), CORES (the cores per
+# Environment: INSTR (default 1: also count instructions with callgrind,
+# when valgrind is installed, one run per size and build), RUNS (default 10, after 2 warm-ups), CORES (the cores per
 # package, default "4 32 64 160 256 512"), WORK (default a new directory
 # below /dev/shm, removed unless KEEP=1). Needs python3 and lscpu.
 set -u
@@ -92,6 +93,29 @@ try:
                       f"{plan:.1f}", f"{plan - top:.1f}", f"{(plan - top) * 1000 / ncpu:.1f}"]
         print("  " + "  ".join(f"{c:>14}" for c in cells))
     print("\n  us/CPU: the median CPU time divided by the CPUs; plan-topology: what the plan costs beyond discovery")
+    # Instructions do not depend on the machine or its load (CPU time at a
+    # few ms is tick-quantised and cache-bound): one callgrind run each.
+    if shutil.which("valgrind") and env("INSTR", "1") == "1":
+        def instr(argv):
+            r = subprocess.run(["valgrind", "--tool=callgrind", "--callgrind-out-file=/dev/null"] + argv,
+                               stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
+            for line in r.stderr.splitlines():
+                if "Collected" in line or "I   refs" in line:
+                    return int(line.split()[-1].replace(",", ""))
+            return None
+        print("\n  Instructions (valgrind --tool=callgrind, one run each; INSTR=0 skips this): "
+              "plan beyond discovery, per CPU")
+        hdr = ["CPUs"] + [h for n, _ in builds for h in (f"{n} topology", f"{n} plan", "beyond/CPU")]
+        print("  " + "  ".join(f"{h:>16}" for h in hdr))
+        for cores in CORES:
+            root = tree(cores)
+            ncpu = 2 * cores * 2
+            cells = [f"{ncpu}"]
+            for n, b in builds:
+                top = instr([b, "--root", root, "topology", "--json"])
+                plan = instr([b, "--root", root, "plan"])
+                cells += [f"{top:,}", f"{plan:,}", f"{(plan - top) // ncpu:,}"] if top and plan else ["-"] * 3
+            print("  " + "  ".join(f"{c:>16}" for c in cells))
 finally:
     if env("KEEP", "0") != "1":
         shutil.rmtree(work, ignore_errors=True)
