@@ -1625,7 +1625,13 @@ static int apply_irq(Applier *a, const Plan *plan, unsigned irq, int *writes)
 	r = a->io.read(a->io.userdata, a->root_fd, path, &cur);
 	rec = find_record(a, path);
 	if (r == -ENOENT) {
-		a->irqs_gone++;
+		_cleanup_free_ char *dir = strprintf("proc/irq/%u", irq);
+
+		if (!dir)
+			return -ENOMEM;
+		/* Its directory still there: not gone, its files not made yet. */
+		if (!dir_exists_at(a->root_fd, dir))
+			a->irqs_gone++;
 		if (rec)
 			drop_record(a, (size_t)(rec - a->changes));
 		return 1;

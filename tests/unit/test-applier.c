@@ -1647,6 +1647,7 @@ static void test_housekeeping_irqs_new(void)
 	check(mkdirat(fd, "proc/irq/54", 0755) == 0);
 	check_int(applier_irqs_appeared(a), 1);
 	check_int(applier_apply_irqs(a, p), 0);
+	check_int(a->irqs_gone, 0);   /* not "gone meanwhile" in the pass's log line */
 	check_int(applier_irqs_appeared(a), 1);
 	put(fd, "proc/irq/54/smp_affinity_list", "0-7\n");
 	check_int(applier_irqs_appeared(a), 1);
