@@ -69,7 +69,8 @@ if [ "${TOPOTUNE_SKIP_PACKAGING:-0}" != 1 ]; then
 fi
 
 # The kernels the qemu tiers boot are most of a cold run (fetch, git tree, two
-# 7.3 builds: about half an hour of both cores). tests/vm/prepare-kernels.sh
+# 7.3 builds: 13 to 35 minutes of both cores on the machines measured so far,
+# kernel-patches/README.md). tests/vm/prepare-kernels.sh
 # builds them in the background, at the lowest priority, while the tiers below
 # run; those leave a core idle much of the time (tests waiting on a bus or a
 # timer, Ansible, debootstrap). The kernel tiers wait for it before they start,
