@@ -83,7 +83,6 @@ if [ "${TOPOTUNE_SKIP_VM:-0}" != 1 ]; then
 	# What building a kernel needs (the tier installs what booting one needs).
 	"$top/tools/deps.sh" build-essential bc bison flex cpio git xz-utils libelf-dev libssl-dev \
 		debian-archive-keyring || exit 2
-	t_prep=$(date +%s)
 	# Its own process group, so that an early exit stops the whole build.
 	setsid nice -n 19 "$top/tests/vm/prepare-kernels.sh" $kmode >"$out/kernel-prepare.log" 2>&1 &
 	prep_pid=$!
@@ -193,7 +192,8 @@ else
 	t=$(date +%s)
 	wait "$prep_pid"
 	prep_pid=""
-	echo "# took $(($(date +%s) - t_prep)) s in all, $(($(date +%s) - t)) s of it waited for here"
+	# Its own last line, "# took N s", is how long it ran in the background.
+	echo "# took $(($(date +%s) - t)) s here, waiting for it; in the background:"
 	grep '^# ' "$out/kernel-prepare.log"
 	run_script "kernel tier (qemu)" "$out/kernel-tier.log" "$top/tests/vm/run-kernel-tier.sh"
 	# The 6.12 base: only when its inputs differ from the pass recorded in
