@@ -7,15 +7,8 @@
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
 build="$top/kernel-patches/scripts/build.sh"
-passed=0 failed=0
-check() {	# NAME GOT WANT
-	if [ "$2" = "$3" ]; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		echo "FAIL $1: got '$2', want '$3'"
-	fi
-}
+# shellcheck source=tests/unit/check.sh
+. "$top/tests/unit/check.sh"
 tmp=$(mktemp -d)
 holder=""
 trap '[ -z "$holder" ] || kill $holder 2>/dev/null; rm -rf "$tmp"' EXIT
@@ -64,5 +57,4 @@ rm -f "$patched"
 timeout 3 "$build" >/dev/null 2>&1
 check "an image to build waits for the tree lock" "$?" 124
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+check_end

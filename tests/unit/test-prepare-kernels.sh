@@ -8,15 +8,8 @@
 # scripts that log their calls; offline. Prints "N passed, M failed".
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-passed=0 failed=0
-check() {	# NAME GOT WANT
-	if [ "$2" = "$3" ]; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		printf 'FAIL %s:\n--- got\n%s\n--- want\n%s\n' "$1" "$2" "$3"
-	fi
-}
+# shellcheck source=tests/unit/check.sh
+. "$top/tests/unit/check.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TOPOTUNE_KCACHE="$tmp/kcache" CALLS="$tmp/calls"
@@ -111,5 +104,4 @@ fi
 check "a failed apply: no build" "$(FAIL_apply="" run "$old" --if-changed)" "apply 7.3 $CAND_73 "
 check "bad option" "$("$prep" --bogus 2>/dev/null; echo $?)" 2
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+check_end

@@ -9,15 +9,8 @@
 # Prints "N passed, M failed".
 set -u
 top=$(cd "$(dirname "$0")/../.." && pwd)
-passed=0 failed=0
-check() {	# NAME GOT WANT
-	if [ "$2" = "$3" ]; then
-		passed=$((passed + 1))
-	else
-		failed=$((failed + 1))
-		echo "FAIL $1: got '$2', want '$3'"
-	fi
-}
+# shellcheck source=tests/unit/check.sh
+. "$top/tests/unit/check.sh"
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 export TOPOTUNE_KCACHE="$tmp/kcache"
@@ -78,5 +71,4 @@ echo "# changed" >>"$tmp/repo/kernel-patches/7.3/series"
 check "7.3 series changed: proofs" "$(decide 7.3.5-1~bpo13+1 --proofs --if-changed)" full
 check "7.3 series changed: 6.12 tier" "$(decide "$new" --series 6.12 --if-changed)" reduced
 
-echo "$passed passed, $failed failed"
-[ "$failed" = 0 ]
+check_end
