@@ -154,6 +154,21 @@ bool cpuset_equal(const CpuSet *a, const CpuSet *b)
 	return zero_from(a, n) && zero_from(b, n);
 }
 
+uint64_t cpuset_hash(const CpuSet *s)
+{
+	size_t n = s->n_words;
+	uint64_t h = UINT64_C(1469598103934665603);
+
+	/* Equal sets may differ in trailing zero words: they must hash alike. */
+	while (n > 0 && !s->bits[n - 1])
+		n--;
+	for (size_t i = 0; i < n; i++) {
+		h = (h ^ s->bits[i]) * UINT64_C(1099511628211);
+		h ^= h >> 29;
+	}
+	return h;
+}
+
 int cpuset_compare(const CpuSet *a, const CpuSet *b)
 {
 	int fa = cpuset_first(a), fb = cpuset_first(b);

@@ -37,6 +37,8 @@ int cpuset_next(const CpuSet *s, unsigned from);
 int cpuset_first(const CpuSet *s);
 int cpuset_last(const CpuSet *s);
 int cpuset_compare(const CpuSet *a, const CpuSet *b);
+/* A hash of the members: equal sets hash alike whatever their storage length. */
+uint64_t cpuset_hash(const CpuSet *s);
 
 #define CPUSET_FOREACH(cpu, set) \
 	for (int cpu = cpuset_first(set); cpu >= 0; cpu = cpuset_next(set, (unsigned)cpu + 1))

@@ -517,21 +517,6 @@ static void levels_done(LevelSummary *l)
 	}
 }
 
-static uint64_t span_hash(const CpuSet *s)
-{
-	size_t n = s->n_words;
-	uint64_t h = UINT64_C(1469598103934665603);
-
-	/* Equal sets may differ in trailing zero words. */
-	while (n > 0 && !s->bits[n - 1])
-		n--;
-	for (size_t i = 0; i < n; i++) {
-		h = (h ^ s->bits[i]) * UINT64_C(1099511628211);
-		h ^= h >> 29;
-	}
-	return h;
-}
-
 /* The slot of @span in @l's table: its entry, or the empty slot where it goes. */
 static unsigned *span_slot(LevelSummary *l, const CpuSet *span, uint64_t h)
 {
@@ -558,7 +543,7 @@ static int span_table_grow(LevelSummary *l)
 	l->table = t;
 	l->table_size = size;
 	for (size_t k = 0; k < l->n_seen; k++)
-		*span_slot(l, &l->seen[k], span_hash(&l->seen[k])) = (unsigned)k + 1;
+		*span_slot(l, &l->seen[k], cpuset_hash(&l->seen[k])) = (unsigned)k + 1;
 	free(old);
 	return 0;
 }
@@ -590,7 +575,7 @@ static int level_add(LevelSummary *l, int level, const char *name, const char *f
 		if (r < 0)
 			return r;
 	}
-	h = span_hash(span);
+	h = cpuset_hash(span);
 	slot = span_slot(l, span, h);
 	if (*slot)
 		return 0;

@@ -181,6 +181,7 @@ static void test_lengths(void)
 	cpuset_remove(&l, 300);
 	check(l.n_words > s.n_words);
 	check(cpuset_equal(&s, &l) && cpuset_equal(&l, &s));
+	check(cpuset_hash(&s) == cpuset_hash(&l));
 	check(cpuset_is_subset(&s, &l) && cpuset_is_subset(&l, &s));
 	check(cpuset_parse_list("3,200-210", &t, NULL) == 0);
 	cpuset_and(&t, &s);
@@ -192,6 +193,7 @@ static void test_lengths(void)
 	check_int(cpuset_first(&t), 2);
 	check(cpuset_add(&l, 200) == 0);
 	check(!cpuset_equal(&s, &l) && !cpuset_is_subset(&l, &s));
+	check(cpuset_hash(&s) != cpuset_hash(&l));
 	cpuset_done(&s);
 	cpuset_done(&l);
 	cpuset_done(&t);
