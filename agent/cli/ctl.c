@@ -365,7 +365,7 @@ static void layout_json(const Plan *p, const Topology *t, int cpu_only)
 		for (size_t i = 0; i < d->n; i++) {
 			_cleanup_free_ char *span = NULL, *flags = NULL;
 
-			if (cpuset_format_list(&d->sd[i].span, &span) < 0 || domain_flags_to_string(d->sd[i].flags, &flags) < 0)
+			if (cpuset_format_list(&d->sd[i].span->cpus, &span) < 0 || domain_flags_to_string(d->sd[i].flags, &flags) < 0)
 				continue;
 			json_row(&w, JSON_INT("level", d->sd[i].level), JSON_STR("name", d->sd[i].name),
 				 JSON_STR("span", span), JSON_STR("flags", flags), JSON_BOOL("newidle", d->sd[i].newidle));

@@ -31,7 +31,7 @@ static unsigned predicted_cross_levels(const DomainLayout *l, const Topology *t)
 		unsigned n = 0;
 
 		for (size_t i = 0; node && i < l->cpus[cpu].n; i++)
-			n += !cpuset_is_subset(&l->cpus[cpu].sd[i].span, node);
+			n += !cpuset_is_subset(&l->cpus[cpu].sd[i].span->cpus, node);
 		best = MAX(best, n);
 	}
 	return best;

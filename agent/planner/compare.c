@@ -91,12 +91,12 @@ int domains_compare(const DomainLayout *p, const LiveLayout *live, size_t max, c
 			const SchedDomain *sd = &p->cpus[cpu].sd[i];
 			const LiveDomain *ld = &live->cpus[cpu].sd[i];
 
-			if (!cpuset_equal(&sd->span, &ld->span)) {
+			if (!cpuset_equal(&sd->span->cpus, &ld->span)) {
 				_cleanup_free_ char *a = NULL, *b = NULL;
 
 				r = cpuset_format_list(&ld->span, &a);
 				if (r >= 0)
-					r = cpuset_format_list(&sd->span, &b);
+					r = cpuset_format_list(&sd->span->cpus, &b);
 				if (r >= 0)
 					r = diff(&l, &n, max, "cpu%u domain%zu: span %s, predicted %s", cpu, i, a, b);
 			}

@@ -40,12 +40,14 @@ DomainLayout *domain_layout_free(DomainLayout *l)
 {
 	if (!l)
 		return NULL;
-	for (unsigned c = 0; c < l->n_slots; c++) {
-		for (size_t i = 0; i < l->cpus[c].n; i++)
-			cpuset_done(&l->cpus[c].sd[i].span);
+	for (unsigned c = 0; c < l->n_slots; c++)
 		free(l->cpus[c].sd);
-	}
 	free(l->cpus);
+	for (size_t i = 0; i < l->n_spans; i++) {
+		cpuset_done(&l->spans[i]->cpus);
+		free(l->spans[i]);
+	}
+	free(l->spans);
 	free(l->numa_distances);
 	strv_free(l->warnings);
 	free(l);
@@ -153,23 +155,153 @@ static int add_unique(unsigned **v, size_t *n, unsigned d)
 	return 0;
 }
 
+/*
+ * Spans are interned twice over. By content: a layout keeps each distinct
+ * span once (DomainLayout.spans), found by cpuset_hash(). By origin: the
+ * mask a level gives a CPU depends only on the CPU's core, cache, node or
+ * package there, so it is made once per such group, not once per CPU, and
+ * the span that also covers the level below once per pair of spans. Made
+ * per CPU, as the kernel does, the prediction cost CPUs x levels bitmaps of
+ * CPUs/64 words each.
+ */
+typedef struct SpanKey {
+	int a, b, c, d;
+} SpanKey;
+
+typedef struct SpanMemo {
+	struct {
+		SpanKey key;
+		DomainSpan *span;        /* NULL: an empty slot */
+	} *slot;
+	size_t cap, n;
+} SpanMemo;
+
+typedef struct SpanTable {
+	DomainSpan **slot;
+	size_t cap;
+} SpanTable;
+
 typedef struct Ctx {
 	const DomainInput *in;
 	const Topology *t;
 	CpuSet *capacity_spans;   /* the kernel's asym_cap_list: CPUs per distinct capacity */
 	size_t n_capacities;
 	unsigned *dist;           /* nodes.n^2 sched distances */
-	/*
-	 * The kernel's sched_domains_numa_masks[level][node], made on first use:
-	 * built per CPU, the union over every node cost CPUs x nodes.
-	 */
-	CpuSet *numa_masks;       /* [numa level * nodes.n + node] */
-	bool *numa_made;
-	size_t n_numa_masks;
+	unsigned map_weight;      /* cpuset_count(in->cpu_map) */
+	SpanMemo memo;            /* origin -> span */
+	SpanTable table;          /* content -> span */
 	TopoLevel tl[64];
 	size_t n_tl;
 	DomainLayout *l;
 } Ctx;
+
+static uint64_t span_key_hash(const SpanKey *k)
+{
+	const int v[] = { k->a, k->b, k->c, k->d };
+	uint64_t h = UINT64_C(1469598103934665603);
+
+	for (size_t i = 0; i < ELEMENTSOF(v); i++)
+		h = (h ^ (uint32_t)v[i]) * UINT64_C(1099511628211);
+	return h ^ (h >> 32);
+}
+
+static bool span_key_equal(const SpanKey *x, const SpanKey *y)
+{
+	return x->a == y->a && x->b == y->b && x->c == y->c && x->d == y->d;
+}
+
+static DomainSpan *span_memo_get(const SpanMemo *m, const SpanKey *k)
+{
+	if (m->cap == 0)
+		return NULL;
+	for (size_t i = span_key_hash(k) & (m->cap - 1);; i = (i + 1) & (m->cap - 1)) {
+		if (!m->slot[i].span)
+			return NULL;
+		if (span_key_equal(&m->slot[i].key, k))
+			return m->slot[i].span;
+	}
+}
+
+static int span_memo_put(SpanMemo *m, const SpanKey *k, DomainSpan *span)
+{
+	size_t i;
+
+	if (2 * (m->n + 1) > m->cap) {
+		SpanMemo g = { .cap = m->cap ? 2 * m->cap : 64 };
+
+		g.slot = calloc(g.cap, sizeof(*g.slot));
+		if (!g.slot)
+			return -ENOMEM;
+		for (size_t j = 0; j < m->cap; j++)
+			if (m->slot[j].span) {
+				for (i = span_key_hash(&m->slot[j].key) & (g.cap - 1); g.slot[i].span;
+				     i = (i + 1) & (g.cap - 1))
+					;
+				g.slot[i].key = m->slot[j].key;
+				g.slot[i].span = m->slot[j].span;
+			}
+		g.n = m->n;
+		free(m->slot);
+		*m = g;
+	}
+	for (i = span_key_hash(k) & (m->cap - 1); m->slot[i].span; i = (i + 1) & (m->cap - 1))
+		;
+	m->slot[i].key = *k;
+	m->slot[i].span = span;
+	m->n++;
+	return 0;
+}
+
+static void span_table_insert(SpanTable *t, DomainSpan *span, uint64_t hash)
+{
+	size_t i;
+
+	for (i = hash & (t->cap - 1); t->slot[i]; i = (i + 1) & (t->cap - 1))
+		;
+	t->slot[i] = span;
+}
+
+/* The layout's span equal to @set, added if new. Consumes @set. */
+static int span_intern(Ctx *c, CpuSet *set, DomainSpan **ret)
+{
+	DomainLayout *l = c->l;
+	SpanTable *t = &c->table;
+	uint64_t h = cpuset_hash(set);
+	DomainSpan *s, **v;
+
+	for (size_t i = t->cap ? h & (t->cap - 1) : 0; t->cap && t->slot[i]; i = (i + 1) & (t->cap - 1))
+		if (cpuset_equal(&t->slot[i]->cpus, set)) {
+			cpuset_done(set);
+			*ret = t->slot[i];
+			return 0;
+		}
+	if (2 * (l->n_spans + 1) > t->cap) {
+		SpanTable g = { .cap = t->cap ? 2 * t->cap : 64 };
+
+		g.slot = calloc(g.cap, sizeof(*g.slot));
+		if (!g.slot)
+			return -ENOMEM;
+		for (size_t i = 0; i < l->n_spans; i++)
+			span_table_insert(&g, l->spans[i], cpuset_hash(&l->spans[i]->cpus));
+		free(t->slot);
+		*t = g;
+	}
+	v = reallocarray(l->spans, l->n_spans + 1, sizeof(*v));
+	if (!v)
+		return -ENOMEM;
+	l->spans = v;
+	s = calloc(1, sizeof(*s));
+	if (!s)
+		return -ENOMEM;
+	s->cpus = *set;
+	*set = (CpuSet) {};
+	s->weight = cpuset_count(&s->cpus);
+	s->id = (unsigned)l->n_spans;
+	l->spans[l->n_spans++] = s;
+	span_table_insert(t, s, h);
+	*ret = s;
+	return 0;
+}
 
 /* Union of the CPUs of nodes within @max sched distance of @node. */
 static int numa_mask(Ctx *c, size_t node, unsigned max, CpuSet *ret)
@@ -223,22 +355,103 @@ static int level_mask(Ctx *c, const TopoLevel *tl, unsigned cpu, CpuSet *ret)
 	case TL_NUMA:
 		if (tc->node < 0)
 			return cpuset_add(ret, cpu);
-		if (!c->numa_masks)
-			return numa_mask(c, (size_t)tc->node, c->l->numa_distances[tl->numa_level], ret);
-		{
-			size_t k = tl->numa_level * t->nodes.n + (size_t)tc->node;
-
-			if (!c->numa_made[k]) {
-				r = numa_mask(c, (size_t)tc->node, c->l->numa_distances[tl->numa_level],
-					      &c->numa_masks[k]);
-				if (r < 0)
-					return r;
-				c->numa_made[k] = true;
-			}
-			return cpuset_or(ret, &c->numa_masks[k]);
-		}
+		return numa_mask(c, (size_t)tc->node, c->l->numa_distances[tl->numa_level], ret);
 	}
 	return -EINVAL;
+}
+
+/* What level_mask() depends on: equal keys, equal masks. */
+static SpanKey level_key(const Ctx *c, size_t i, unsigned cpu)
+{
+	const TopoCpu *tc = &c->t->cpus[cpu];
+	int lvl = (int)i, self = -1 - (int)cpu;
+
+	switch (c->tl[i].kind) {
+	case TL_SMT:
+		return (SpanKey) { lvl, 0, tc->core >= 0 ? tc->core : self, 0 };
+	case TL_CLS:
+		if (tc->l2 >= 0)
+			return (SpanKey) { lvl, 0, tc->l2, 0 };
+		return (SpanKey) { lvl, 1, tc->core >= 0 ? tc->core : self, 0 };
+	case TL_MC:
+		if (tc->llc >= 0)
+			return (SpanKey) { lvl, 0, tc->llc, tc->node };
+		return (SpanKey) { lvl, 1, tc->node >= 0 ? tc->node : self, 0 };
+	case TL_PKG:
+		if (tc->node >= 0 && is_x86(c->in->identity))
+			return (SpanKey) { lvl, 0, tc->node, 0 };
+		return (SpanKey) { lvl, 1, tc->package >= 0 ? tc->package : self, 0 };
+	default:
+		return (SpanKey) { lvl, 0, tc->node >= 0 ? tc->node : self, 0 };
+	}
+}
+
+/* The span of level @i of @cpu: its level's mask within the cpu_map. */
+static int level_span(Ctx *c, size_t i, unsigned cpu, DomainSpan **ret)
+{
+	SpanKey k = level_key(c, i, cpu);
+	CpuSet set = {};
+	DomainSpan *s;
+	int r;
+
+	s = span_memo_get(&c->memo, &k);
+	if (s) {
+		*ret = s;
+		return 0;
+	}
+	r = level_mask(c, &c->tl[i], cpu, &set);
+	if (r >= 0) {
+		cpuset_and(&set, c->in->cpu_map);
+		r = span_intern(c, &set, &s);
+	}
+	cpuset_done(&set);
+	if (r >= 0)
+		r = span_memo_put(&c->memo, &k, s);
+	if (r < 0)
+		return r;
+	*ret = s;
+	return 0;
+}
+
+/*
+ * build_sched_domain(): a level that does not cover the one below is made
+ * to ("BUG: arch topology borken"). Known per pair of spans.
+ */
+static int level_span_over(Ctx *c, DomainSpan *s, const DomainSpan *child, DomainSpan **ret)
+{
+	SpanKey k = { -1, (int)s->id, (int)child->id, 0 };
+	CpuSet set = {};
+	DomainSpan *u;
+	int r;
+
+	if (s == child) {
+		*ret = s;
+		return 0;
+	}
+	u = span_memo_get(&c->memo, &k);
+	if (u) {
+		*ret = u;
+		return 0;
+	}
+	if (cpuset_is_subset(&child->cpus, &s->cpus))
+		u = s;
+	else {
+		if (!strv_contains(c->l->warnings, "BUG: arch topology borken"))
+			(void)strv_extend(&c->l->warnings, "BUG: arch topology borken");
+		r = cpuset_copy(&set, &s->cpus);
+		if (r >= 0)
+			r = cpuset_or(&set, &child->cpus);
+		if (r >= 0)
+			r = span_intern(c, &set, &u);
+		cpuset_done(&set);
+		if (r < 0)
+			return r;
+	}
+	r = span_memo_put(&c->memo, &k, u);
+	if (r < 0)
+		return r;
+	*ret = u;
+	return 0;
 }
 
 static unsigned level_flags(Ctx *c, const TopoLevel *tl, int level)
@@ -269,12 +482,12 @@ static unsigned level_flags(Ctx *c, const TopoLevel *tl, int level)
 }
 
 /* asym_cpu_capacity_classify() */
-static unsigned asym_capacity_flags(const Ctx *c, const CpuSet *span)
+static unsigned asym_capacity_flags(const Ctx *c, const DomainSpan *span)
 {
 	unsigned count = 0, miss = 0;
 
 	for (size_t i = 0; i < c->n_capacities; i++) {
-		if (cpuset_intersects(span, &c->capacity_spans[i]))
+		if (cpuset_intersects(&span->cpus, &c->capacity_spans[i]))
 			count++;
 		else if (cpuset_intersects(c->in->cpu_map, &c->capacity_spans[i]))
 			miss++;
@@ -326,8 +539,6 @@ typedef struct Built {
 
 static void built_done(Built *b)
 {
-	for (size_t i = 0; i < b->n; i++)
-		cpuset_done(&b->sd[i].span);
 	free(b->sd);
 	*b = (Built) {};
 }
@@ -343,25 +554,22 @@ static int build_cpu(Ctx *c, unsigned cpu, Built *ret)
 
 	for (size_t i = 0; i < c->n_tl; i++) {
 		SchedDomain *sd = &b.sd[b.n];
+		DomainSpan *s;
 
-		r = level_mask(c, &c->tl[i], cpu, &sd->span);
+		r = level_span(c, i, cpu, &s);
+		if (r >= 0 && i > 0)
+			r = level_span_over(c, s, b.sd[i - 1].span, &s);
 		if (r < 0)
 			break;
 		b.n++;
-		cpuset_and(&sd->span, c->in->cpu_map);
-		if (i > 0 && !cpuset_is_subset(&b.sd[i - 1].span, &sd->span)) {
-			if (!strv_contains(c->l->warnings, "BUG: arch topology borken"))
-				(void)strv_extend(&c->l->warnings, "BUG: arch topology borken");
-			r = cpuset_or(&sd->span, &b.sd[i - 1].span);
-			if (r < 0)
-				break;
-		}
+		sd->span = s;
 		sd->level = (int)i;
 		sd->name = tl_names[c->tl[i].kind];
-		sd->flags = level_flags(c, &c->tl[i], sd->level) | asym_capacity_flags(c, &sd->span);
+		sd->flags = level_flags(c, &c->tl[i], sd->level) | asym_capacity_flags(c, s);
 		if (c->tl[i].kind == TL_NODE || c->tl[i].kind == TL_NUMA)
 			sd->distance = c->l->numa_distances[c->tl[i].numa_level];
-		if (cpuset_equal(&sd->span, c->in->cpu_map))
+		/* Spans lie within the cpu_map: as many CPUs is the same CPUs. */
+		if (s->weight == c->map_weight)
 			break;
 	}
 	if (r < 0) {
@@ -373,13 +581,13 @@ static int build_cpu(Ctx *c, unsigned cpu, Built *ret)
 }
 
 /* The kernel's sd_degenerate(): @child_span is the span of the level built below, or NULL. */
-static bool domain_degenerate(const SchedDomain *sd, const CpuSet *child_span)
+static bool domain_degenerate(const SchedDomain *sd, const DomainSpan *child_span)
 {
 	bool many_groups;
 
-	if (cpuset_count(&sd->span) == 1)
+	if (sd->span->weight == 1)
 		return true;
-	many_groups = child_span ? !cpuset_equal(child_span, &sd->span) : true;
+	many_groups = child_span ? child_span != sd->span : true;
 	if ((sd->flags & SD_DEGENERATE_GROUPS_MASK) && many_groups)
 		return false;
 	if (sd->flags & SD_WAKE_AFFINE)
@@ -387,13 +595,14 @@ static bool domain_degenerate(const SchedDomain *sd, const CpuSet *child_span)
 	return true;
 }
 
-static bool domain_parent_degenerate(const SchedDomain *sd, const SchedDomain *parent, const CpuSet *parent_child_span)
+static bool domain_parent_degenerate(const SchedDomain *sd, const SchedDomain *parent,
+				     const DomainSpan *parent_child_span)
 {
 	unsigned pflags = parent->flags;
 
 	if (domain_degenerate(parent, parent_child_span))
 		return true;
-	if (!cpuset_equal(&sd->span, &parent->span))
+	if (sd->span != parent->span)
 		return false;
 	/* Same span: the parent has a single group. */
 	pflags &= ~SD_DEGENERATE_GROUPS_MASK;
@@ -416,7 +625,7 @@ static int attach_cpu(Built *b, CpuDomains *ret)
 	while (t + 1 < n) {
 		SchedDomain *child = &b->sd[idx[t]], *parent = &b->sd[idx[t + 1]];
 
-		if (domain_parent_degenerate(child, parent, &b->sd[idx[t + 1] - 1].span)) {
+		if (domain_parent_degenerate(child, parent, b->sd[idx[t + 1] - 1].span)) {
 			if (parent->flags & SD_PREFER_SIBLING)
 				child->flags |= SD_PREFER_SIBLING;
 			memmove(idx + t + 1, idx + t + 2, (n - t - 2) * sizeof(size_t));
@@ -424,7 +633,7 @@ static int attach_cpu(Built *b, CpuDomains *ret)
 		} else
 			t++;
 	}
-	if (n > 0 && domain_degenerate(&b->sd[idx[0]], idx[0] > 0 ? &b->sd[idx[0] - 1].span : NULL)) {
+	if (n > 0 && domain_degenerate(&b->sd[idx[0]], idx[0] > 0 ? b->sd[idx[0] - 1].span : NULL)) {
 		memmove(idx, idx + 1, (n - 1) * sizeof(size_t));
 		n--;
 	}
@@ -434,10 +643,8 @@ static int attach_cpu(Built *b, CpuDomains *ret)
 		free(idx);
 		return -ENOMEM;
 	}
-	for (size_t i = 0; i < n; i++) {
+	for (size_t i = 0; i < n; i++)
 		out[i] = b->sd[idx[i]];
-		b->sd[idx[i]].span = (CpuSet) {};
-	}
 	free(idx);
 	built_done(b);
 	*ret = (CpuDomains) { .sd = out, .n = n };
@@ -457,13 +664,13 @@ static const CpuSet *sibling_group(const Built *o, size_t i, const CpuSet *span)
 {
 	size_t k = i;
 
-	if (!cpuset_is_subset(&o->sd[k - 1].span, span)) {
-		while (k > 0 && !cpuset_is_subset(&o->sd[k - 1].span, span))
+	if (!cpuset_is_subset(&o->sd[k - 1].span->cpus, span)) {
+		while (k > 0 && !cpuset_is_subset(&o->sd[k - 1].span->cpus, span))
 			k--;
-		while (k > 0 && cpuset_equal(&o->sd[k - 1].span, &o->sd[k].span))
+		while (k > 0 && o->sd[k - 1].span == o->sd[k].span)
 			k--;
 	}
-	return k > 0 ? &o->sd[k - 1].span : &o->sd[k].span;
+	return k > 0 ? &o->sd[k - 1].span->cpus : &o->sd[k].span->cpus;
 }
 
 /*
@@ -473,85 +680,47 @@ static const CpuSet *sibling_group(const Built *o, size_t i, const CpuSet *span)
  * nothing else is. Most spans are such; each distinct span is judged once
  * per level, not once per CPU.
  */
-typedef struct SpanVerdicts {
-	CpuSet *spans;
-	bool *ok;
-	size_t n, last;
-} SpanVerdicts;
+enum { VERDICT_UNKNOWN, VERDICT_COVERED, VERDICT_MAYBE };
 
-static void span_verdicts_done(SpanVerdicts *v)
+static bool span_surely_covered(const Built *all, size_t i, const DomainSpan *span)
 {
-	for (size_t k = 0; k < v->n; k++)
-		cpuset_done(&v->spans[k]);
-	free(v->spans);
-	free(v->ok);
-	*v = (SpanVerdicts) {};
-}
-
-static int span_surely_covered(SpanVerdicts *v, const Built *all, size_t i, const CpuSet *span, bool *ret)
-{
-	CpuSet *spans;
-	bool ok = true, *oks;
-	int r;
-
-	if (v->n > 0 && cpuset_equal(&v->spans[v->last], span)) {
-		*ret = v->ok[v->last];
-		return 0;
-	}
-	for (size_t k = 0; k < v->n; k++)
-		if (cpuset_equal(&v->spans[k], span)) {
-			v->last = k;
-			*ret = v->ok[k];
-			return 0;
-		}
-	CPUSET_FOREACH(m, span) {
+	CPUSET_FOREACH(m, &span->cpus) {
 		const Built *o = &all[m];
 
-		if (o->n <= i || !cpuset_contains(&o->sd[i].span, (unsigned)m) ||
-		    !cpuset_is_subset(sibling_group(o, i, span), span)) {
-			ok = false;
-			break;
-		}
+		if (o->n <= i || !cpuset_contains(&o->sd[i].span->cpus, (unsigned)m) ||
+		    !cpuset_is_subset(sibling_group(o, i, &span->cpus), &span->cpus))
+			return false;
 	}
-	spans = reallocarray(v->spans, v->n + 1, sizeof(CpuSet));
-	if (!spans)
-		return -ENOMEM;
-	v->spans = spans;
-	oks = reallocarray(v->ok, v->n + 1, sizeof(bool));
-	if (!oks)
-		return -ENOMEM;
-	v->ok = oks;
-	v->spans[v->n] = (CpuSet) {};
-	r = cpuset_copy(&v->spans[v->n], span);
-	if (r < 0)
-		return r;
-	v->ok[v->n] = ok;
-	v->last = v->n++;
-	*ret = ok;
-	return 0;
+	return true;
 }
 
 static int check_overlap_groups(Ctx *c, Built *all, CpuSet *cpu_map)
 {
 	CpuSet bad[ELEMENTSOF(c->tl)] = {};   /* per level: CPUs whose groups miss some */
-	SpanVerdicts verdicts[ELEMENTSOF(c->tl)] = {};
+	_cleanup_free_ uint8_t *verdict = NULL;  /* [level * n_spans + span id] */
+	size_t ns = c->l->n_spans;
 	int r = 0;
+
+	verdict = calloc(c->n_tl * ns ?: 1, 1);
+	if (!verdict)
+		return -ENOMEM;
 
 	CPUSET_FOREACH(cpu, cpu_map) {
 		Built *b = &all[cpu];
 
 		for (size_t i = 1; i < b->n; i++) {
 			const SchedDomain *sd = &b->sd[i];
+			uint8_t *v = &verdict[i * ns + sd->span->id];
 			CpuSet covered = {}, todo = {};
-			bool wrapped = false, surely;
+			const CpuSet *span = &sd->span->cpus;
+			bool wrapped = false;
 			int m;
 
 			if (!(sd->flags & SD_NUMA))
 				continue;
-			r = span_surely_covered(&verdicts[i], all, i, &sd->span, &surely);
-			if (r < 0)
-				goto out;
-			if (surely)
+			if (*v == VERDICT_UNKNOWN)
+				*v = span_surely_covered(all, i, sd->span) ? VERDICT_COVERED : VERDICT_MAYBE;
+			if (*v == VERDICT_COVERED)
 				continue;
 			/*
 			 * One turn over the span from @cpu on, as the kernel's
@@ -561,7 +730,7 @@ static int check_overlap_groups(Ctx *c, Built *all, CpuSet *cpu_map)
 			 * group rather than per CPU. Stepping CPU by CPU made
 			 * this O(CPUs^2) per NUMA level: 68 ms at 2,048 CPUs.
 			 */
-			r = cpuset_copy(&todo, &sd->span);
+			r = cpuset_copy(&todo, span);
 			for (m = r >= 0 ? cpuset_next(&todo, (unsigned)cpu) : -1; r >= 0;
 			     m = cpuset_next(&todo, (unsigned)m + 1)) {
 				const CpuSet *g;
@@ -574,13 +743,13 @@ static int check_overlap_groups(Ctx *c, Built *all, CpuSet *cpu_map)
 				if (m < 0 || (wrapped && m >= cpu))
 					break;
 				o = &all[m];
-				if (o->n <= i || !cpuset_contains(&o->sd[i].span, (unsigned)m))
+				if (o->n <= i || !cpuset_contains(&o->sd[i].span->cpus, (unsigned)m))
 					continue;
-				g = sibling_group(o, i, &sd->span);
+				g = sibling_group(o, i, span);
 				r = cpuset_or(&covered, g);
 				cpuset_andnot(&todo, g);
 			}
-			if (r >= 0 && !cpuset_equal(&covered, &sd->span))
+			if (r >= 0 && !cpuset_equal(&covered, span))
 				r = cpuset_add(&bad[i], (unsigned)cpu);
 			cpuset_done(&covered);
 			cpuset_done(&todo);
@@ -602,10 +771,8 @@ static int check_overlap_groups(Ctx *c, Built *all, CpuSet *cpu_map)
 		r = msg ? strv_push(&c->l->warnings, msg) : -ENOMEM;
 	}
 out:
-	for (size_t i = 0; i < ELEMENTSOF(bad); i++) {
+	for (size_t i = 0; i < ELEMENTSOF(bad); i++)
 		cpuset_done(&bad[i]);
-		span_verdicts_done(&verdicts[i]);
-	}
 	return r;
 }
 
@@ -614,10 +781,10 @@ out:
  * relax_domain_level. (The series' v4 also stopped it above the LLC while
  * SMT_BUDDY_ASSIST was on; v5 dropped that for relax_domain_level.)
  */
-static void mark_newidle(Ctx *c)
+static void mark_newidle_layout(DomainLayout *l)
 {
-	for (unsigned cpu = 0; cpu < c->l->n_slots; cpu++) {
-		CpuDomains *d = &c->l->cpus[cpu];
+	for (unsigned cpu = 0; cpu < l->n_slots; cpu++) {
+		CpuDomains *d = &l->cpus[cpu];
 
 		for (size_t i = 0; i < d->n; i++)
 			d->sd[i].newidle = d->sd[i].flags & SD_BALANCE_NEWIDLE;
@@ -659,14 +826,7 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 				return r;
 		}
 	c.dist = dist;
-	c.numa_masks = calloc(l->n_numa_distances * nn ?: 1, sizeof(CpuSet));
-	c.numa_made = calloc(l->n_numa_distances * nn ?: 1, sizeof(bool));
-	if (!c.numa_masks || !c.numa_made) {
-		free(c.numa_masks);
-		free(c.numa_made);
-		return -ENOMEM;
-	}
-	c.n_numa_masks = l->n_numa_distances * nn;
+	c.map_weight = cpuset_count(in->cpu_map);
 	r = capacity_spans(&c);
 	if (r < 0)
 		goto out_caps;
@@ -705,7 +865,7 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 		if (r < 0)
 			goto out;
 	}
-	mark_newidle(&c);
+	mark_newidle_layout(l);
 	*ret = TAKE_PTR(l);
 	r = 0;
 out:
@@ -717,10 +877,8 @@ out_caps:
 	for (size_t i = 0; c.capacity_spans && i < t->kinds.n; i++)
 		cpuset_done(&c.capacity_spans[i]);
 	free(c.capacity_spans);
-	for (size_t i = 0; i < c.n_numa_masks; i++)
-		cpuset_done(&c.numa_masks[i]);
-	free(c.numa_masks);
-	free(c.numa_made);
+	free(c.memo.slot);
+	free(c.table.slot);
 	return r;
 }
 
@@ -743,6 +901,8 @@ int domain_flags_to_string(unsigned flags, char **ret)
 
 int domain_layout_first_cross_node_level(const DomainLayout *l, const Topology *t)
 {
+	/* Per span: 1 within the node of the CPU asked first, 2 beyond it. */
+	_cleanup_free_ uint8_t *within = calloc(l->n_spans ?: 1, 1);
 	int best = -1;
 
 	assert(l);
@@ -755,8 +915,20 @@ int domain_layout_first_cross_node_level(const DomainLayout *l, const Topology *
 			continue;
 		for (size_t i = 0; i < l->cpus[cpu].n; i++) {
 			const SchedDomain *sd = &l->cpus[cpu].sd[i];
+			bool beyond;
 
-			if (!cpuset_is_subset(&sd->span, &t->nodes.items[node].cpus)) {
+			/*
+			 * A span holds its CPU, so it lies within a node only
+			 * if within that CPU's: the answer is the span's.
+			 */
+			if (within && within[sd->span->id])
+				beyond = within[sd->span->id] == 2;
+			else {
+				beyond = !cpuset_is_subset(&sd->span->cpus, &t->nodes.items[node].cpus);
+				if (within)
+					within[sd->span->id] = beyond ? 2 : 1;
+			}
+			if (beyond) {
 				if (best < 0 || sd->level < best)
 					best = sd->level;
 				break;
@@ -788,10 +960,10 @@ int domain_layout_format(const DomainLayout *l, unsigned cpu, char **ret)
 			const SchedDomain *sd = &l->cpus[cpu].sd[i];
 			_cleanup_free_ char *span = NULL;
 
-			if (cpuset_format_list(&sd->span, &span) < 0)
+			if (cpuset_format_list(&sd->span->cpus, &span) < 0)
 				return -ENOMEM;
 			strbuf_appendf(&b, "  %d %-4s %4u cpus  %-28s newidle=%s", sd->level, sd->name,
-				       cpuset_count(&sd->span), span, sd->newidle ? "yes" : "no");
+				       sd->span->weight, span, sd->newidle ? "yes" : "no");
 			if (sd->distance)
 				strbuf_appendf(&b, " distance=%u%s", sd->distance,
 					       l->distances_assumed ? " (assumed)" : "");
@@ -806,7 +978,7 @@ int domain_layout_format(const DomainLayout *l, unsigned cpu, char **ret)
 	for (unsigned c = 0; c < l->n_slots; c++)
 		for (size_t i = 0; i < l->cpus[c].n; i++) {
 			const SchedDomain *sd = &l->cpus[c].sd[i];
-			unsigned w = cpuset_count(&sd->span);
+			unsigned w = sd->span->weight;
 			size_t k;
 
 			for (k = 0; k < n_sum; k++)

@@ -52,12 +52,24 @@ enum {
 	"hybrid capacity scaling (hybrid parts without SMT), else ITMT's SD_ASYM_PACKING, which "  \
 	"this model does not predict"
 
+/*
+ * A span, kept once per layout however many CPUs and levels have it: two
+ * domains of one layout span the same CPUs exactly when their span
+ * pointers are equal. (A CPU's span per level as a bitmap of all CPUs, as
+ * the kernel keeps it, made the prediction CPUs^2/64 words.)
+ */
+typedef struct DomainSpan {
+	CpuSet cpus;
+	unsigned weight;    /* cpuset_count(&cpus) */
+	unsigned id;        /* index in DomainLayout.spans */
+} DomainSpan;
+
 typedef struct SchedDomain {
-	int level;          /* sd->level: counts degenerate levels too */
 	const char *name;   /* SMT CLS MC PKG NODE NUMA */
+	const DomainSpan *span;   /* owned by the layout */
+	int level;          /* sd->level: counts degenerate levels too */
 	unsigned flags;
 	unsigned distance;  /* NUMA/NODE levels: the distance the mask stands for */
-	CpuSet span;
 	bool newidle;       /* SD_BALANCE_NEWIDLE after relax_domain_level */
 } SchedDomain;
 
@@ -77,6 +89,8 @@ typedef struct DomainInput {
 typedef struct DomainLayout {
 	unsigned n_slots;
 	CpuDomains *cpus;         /* [n_slots]; empty for CPUs outside cpu_map */
+	DomainSpan **spans;       /* every distinct span, each once */
+	size_t n_spans;
 	unsigned *numa_distances; /* sorted unique sched distances */
 	size_t n_numa_distances;
 	bool averaged;            /* off-package distances averaged (SNC-3 style) */

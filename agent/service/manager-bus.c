@@ -615,7 +615,7 @@ static int layout_levels(Manager *m, LevelSummary *l)
 			const SchedDomain *d = &m->predicted->cpus[c].sd[i];
 			_cleanup_free_ char *flags = NULL;
 
-			r = level_add(l, d->level, d->name, NULL, d->flags, &d->span);
+			r = level_add(l, d->level, d->name, NULL, d->flags, &d->span->cpus);
 			if (r < 0)
 				return r;
 		}
@@ -1357,7 +1357,7 @@ static int append_predicted_domains(sd_bus_message *reply, const DomainLayout *p
 		_cleanup_free_ char *span = NULL, *flags = NULL, *nd = NULL;
 		const char *newidle = d->sd[i].newidle ? "newidle=yes" : "newidle=no";
 
-		r = cpuset_format_list(&d->sd[i].span, &span);
+		r = cpuset_format_list(&d->sd[i].span->cpus, &span);
 		if (r < 0)
 			return r;
 		r = domain_flags_to_string(d->sd[i].flags, &flags);

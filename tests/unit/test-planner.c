@@ -155,6 +155,23 @@ static void run_case(const Case *c)
 	kernel_caps_done(&k);
 }
 
+/* Each span is kept once: equal spans are one pointer, and the pool is the layout's. */
+static void check_spans_interned(const DomainLayout *l)
+{
+	for (size_t i = 0; i < l->n_spans; i++) {
+		check_int(l->spans[i]->id, i);
+		check_int(l->spans[i]->weight, cpuset_count(&l->spans[i]->cpus));
+		for (size_t j = 0; j < i; j++)
+			check(!cpuset_equal(&l->spans[i]->cpus, &l->spans[j]->cpus));
+	}
+	for (unsigned cpu = 0; cpu < l->n_slots; cpu++)
+		for (size_t j = 0; j < l->cpus[cpu].n; j++) {
+			const DomainSpan *s = l->cpus[cpu].sd[j].span;
+
+			check(s->id < l->n_spans && l->spans[s->id] == s);
+		}
+}
+
 /* Properties that hold for every seed, independent of the text. */
 static void test_invariants(void)
 {
@@ -175,20 +192,59 @@ static void test_invariants(void)
 
 			/* Each level strictly grows, contains the CPU, the top spans the map. */
 			for (size_t j = 0; j < d->n; j++) {
-				check(cpuset_contains(&d->sd[j].span, (unsigned)cpu));
+				check(cpuset_contains(&d->sd[j].span->cpus, (unsigned)cpu));
 				if (j > 0) {
 					check(d->sd[j].level > d->sd[j - 1].level);
-					check(cpuset_is_subset(&d->sd[j - 1].span, &d->sd[j].span));
-					check(!cpuset_equal(&d->sd[j - 1].span, &d->sd[j].span));
+					check(cpuset_is_subset(&d->sd[j - 1].span->cpus, &d->sd[j].span->cpus));
+					check(d->sd[j - 1].span != d->sd[j].span);
 				}
 				/* relax level 2: no NEWIDLE at levels >= 2, kept below. */
 				check(!!(d->sd[j].flags & SD_BALANCE_NEWIDLE) == (d->sd[j].level < 2));
 			}
 			if (d->n > 0)
-				check(cpuset_equal(&d->sd[d->n - 1].span, &t->online));
+				check(cpuset_equal(&d->sd[d->n - 1].span->cpus, &t->online));
 		}
+		check_spans_interned(l);
 		kernel_caps_done(&k);
 	}
+}
+
+/*
+ * A level that does not cover the one below (here every thread its own L2,
+ * so CLS lies inside SMT): the kernel warns and widens it to the child,
+ * which makes it the child's span and degenerate.
+ */
+static void test_topology_borken(void)
+{
+	static const TopoSpec smt4 = { 1, 4, 2, 1, 0, NULL, NULL };
+	_cleanup_(topology_freep) Topology *t = NULL;
+	_cleanup_(domain_layout_freep) DomainLayout *l = NULL;
+	_cleanup_free_ char *text = NULL;
+	KernelCaps k;
+	DomainInput di;
+
+	check(topo_build(&smt4, &t) == 0);
+	t->l2s.items = calloc(t->n_slots, sizeof(TopoGroup));
+	check(t->l2s.items);
+	for (unsigned cpu = 0; cpu < t->n_slots; cpu++) {
+		t->l2s.items[cpu].id = (int)cpu;
+		t->l2s.items[cpu].package = -1;
+		check(cpuset_add(&t->l2s.items[cpu].cpus, cpu) == 0);
+		t->cpus[cpu].l2 = (int)cpu;
+	}
+	t->l2s.n = t->n_slots;
+	kernel_caps_stock(&k);
+	di = (DomainInput) { t, &intel_vm, &k, &t->online, -1 };
+	check(domains_predict(&di, &l) == 0);
+	check(domain_layout_format(l, 1, &text) == 0);
+	check_str(text, "cpu1:\n"
+			"  0 SMT     2 cpus  1,5                          newidle=yes\n"
+			"  2 MC      8 cpus  0-7                          newidle=yes\n"
+			"levels: 0:SMT(2 cpus) 2:MC(8 cpus)\n"
+			"sched distances: 10\n"
+			"kernel would log: BUG: arch topology borken\n");
+	check_spans_interned(l);
+	kernel_caps_done(&k);
 }
 
 static void test_auto_isolation(void)
@@ -417,6 +473,7 @@ int main(int argc, char **argv)
 	for (size_t i = 0; i < ELEMENTSOF(cases); i++)
 		run_case(&cases[i]);
 	test_invariants();
+	test_topology_borken();
 	test_auto_isolation();
 	test_distance_averaging();
 	test_numa_balancing();
