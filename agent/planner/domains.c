@@ -882,6 +882,23 @@ out_caps:
 	return r;
 }
 
+void domain_layout_relax(DomainLayout *l, int relax)
+{
+	assert(l);
+
+	for (unsigned cpu = 0; cpu < l->n_slots; cpu++)
+		for (size_t i = 0; i < l->cpus[cpu].n; i++) {
+			SchedDomain *sd = &l->cpus[cpu].sd[i];
+
+			sd->flags &= ~SD_BALANCE_WAKE;
+			if (relax >= 0 && sd->level >= relax)
+				sd->flags &= ~SD_BALANCE_NEWIDLE;
+			else
+				sd->flags |= SD_BALANCE_NEWIDLE;
+		}
+	mark_newidle_layout(l);
+}
+
 int domain_flags_to_string(unsigned flags, char **ret)
 {
 	assert(ret);

@@ -113,6 +113,15 @@ DEFINE_TRIVIAL_CLEANUP_FUNC(DomainLayout *, domain_layout_free);
 
 int domains_predict(const DomainInput *in, DomainLayout **ret);
 
+/*
+ * The layout @l would be with relax_level @relax instead of the one it was
+ * predicted with. relax_domain_level clears SD_BALANCE_NEWIDLE (and WAKE,
+ * which sd_init() never sets) at the levels it reaches, and no more: every
+ * level keeps other SD_DEGENERATE_GROUPS_MASK flags, so which levels are
+ * degenerate, and every span, stay as they are.
+ */
+void domain_layout_relax(DomainLayout *l, int relax);
+
 /* The distance the scheduler uses between two node indexes (after averaging). */
 unsigned domains_sched_distance(const Topology *t, const CpuIdentity *id, const KernelCaps *caps, size_t a,
 				size_t b, bool *ret_averaged);

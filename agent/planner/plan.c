@@ -136,18 +136,27 @@ int plan_predict_layout(const PlanInput *in, const CpuSet *isolated, int relax, 
 	return r;
 }
 
-int plan_auto_relax_level(const PlanInput *in)
+/* The auto relax level, and the layout without isolation or relax it was read off. */
+static int auto_relax_level(const PlanInput *in, DomainLayout **ret_layout)
 {
 	_cleanup_(domain_layout_freep) DomainLayout *l = NULL;
 	CpuSet none = {};
 	int r;
 
-	assert(in);
-
 	r = plan_predict_layout(in, &none, -1, &l);
 	if (r < 0)
 		return r;
-	return domain_layout_first_cross_node_level(l, in->topology);
+	r = domain_layout_first_cross_node_level(l, in->topology);
+	if (ret_layout)
+		*ret_layout = TAKE_PTR(l);
+	return r;
+}
+
+int plan_auto_relax_level(const PlanInput *in)
+{
+	assert(in);
+
+	return auto_relax_level(in, NULL);
 }
 
 static int plan_relax(const PlanInput *in, Plan *p)
@@ -174,7 +183,9 @@ static int plan_relax(const PlanInput *in, Plan *p)
 			return r;
 		return step_set(st, STEP_KEEP, NO_CONTROL, o, "relax_domain_level = keep");
 	case RELAX_AUTO:
-		want = plan_auto_relax_level(in);
+		/* plan_compute() reuses the layout when nothing is isolated. */
+		p->layout = domain_layout_free(p->layout);
+		want = auto_relax_level(in, &p->layout);
 		if (want < -1)
 			return want;
 		derivation = want >= 0 ? strprintf("auto: level %d is the lowest that crosses a NUMA node", want)
@@ -767,9 +778,18 @@ int plan_compute(const PlanInput *in, Plan **ret)
 		return r;
 	cpuset_andnot(&p->housekeeping, &p->isolated);
 
-	r = plan_predict_layout(in, &p->isolated, p->relax_level, &p->layout);
-	if (r < 0)
-		return r;
+	/*
+	 * The auto relax level's layout is this one when nothing is
+	 * isolated, but for the relax level: one prediction, not two.
+	 */
+	if (p->layout && cpuset_is_empty(&p->isolated))
+		domain_layout_relax(p->layout, p->relax_level);
+	else {
+		p->layout = domain_layout_free(p->layout);
+		r = plan_predict_layout(in, &p->isolated, p->relax_level, &p->layout);
+		if (r < 0)
+			return r;
+	}
 
 	*ret = TAKE_PTR(p);
 	return 0;

@@ -341,10 +341,15 @@ static void predict_layout(Manager *m, const char *relax_text)
 	if (!relax_text || safe_atoi(relax_text, &relax) < 0)
 		relax = m->plan->relax_level;
 	isolated = m->kernel_isolated_known ? &m->kernel_isolated : &m->plan->isolated;
-	/* The kernel holds what the plan asked for: the plan predicted this very layout already. */
-	if (m->plan->layout && relax == m->plan->relax_level && cpuset_equal(isolated, &m->plan->isolated) &&
+	/*
+	 * The kernel holds the CPUs the plan isolates: the plan predicted this
+	 * very layout already, but perhaps for another relax level.
+	 */
+	if (m->plan->layout && cpuset_equal(isolated, &m->plan->isolated) &&
 	    m->plan_topology_generation == m->topology_generation) {
 		m->predicted = TAKE_PTR(m->plan->layout);
+		if (relax != m->plan->relax_level)
+			domain_layout_relax(m->predicted, relax);
 		return;
 	}
 	in = (PlanInput) {

@@ -172,6 +172,33 @@ static void check_spans_interned(const DomainLayout *l)
 		}
 }
 
+/* A layout relaxed after the fact is the layout predicted with that relax level. */
+static void check_relax_rederived(const DomainInput *in)
+{
+	for (int relax = -1; relax <= 6; relax++) {
+		_cleanup_(domain_layout_freep) DomainLayout *want = NULL, *got = NULL;
+		DomainInput di = *in;
+
+		di.relax_level = relax;
+		check(domains_predict(&di, &want) == 0);
+		di.relax_level = relax == 2 ? -1 : 2;
+		check(domains_predict(&di, &got) == 0);
+		domain_layout_relax(got, relax);
+		check_int(got->n_slots, want->n_slots);
+		for (unsigned cpu = 0; cpu < want->n_slots; cpu++) {
+			check_int(got->cpus[cpu].n, want->cpus[cpu].n);
+			for (size_t j = 0; j < want->cpus[cpu].n && j < got->cpus[cpu].n; j++) {
+				const SchedDomain *a = &want->cpus[cpu].sd[j], *b = &got->cpus[cpu].sd[j];
+
+				check_int(b->level, a->level);
+				check_int(b->flags, a->flags);
+				check(b->newidle == a->newidle);
+				check(cpuset_equal(&b->span->cpus, &a->span->cpus));
+			}
+		}
+	}
+}
+
 /* Properties that hold for every seed, independent of the text. */
 static void test_invariants(void)
 {
@@ -205,6 +232,7 @@ static void test_invariants(void)
 				check(cpuset_equal(&d->sd[d->n - 1].span->cpus, &t->online));
 		}
 		check_spans_interned(l);
+		check_relax_rederived(&di);
 		kernel_caps_done(&k);
 	}
 }
