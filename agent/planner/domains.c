@@ -24,6 +24,7 @@
 #include "strutil.h"
 
 #define RECLAIM_DISTANCE 30
+#define MAX_LEVELS 64            /* the topology table: SMT CLS MC PKG and the NUMA levels */
 
 enum { TL_SMT, TL_CLS, TL_MC, TL_PKG, TL_NODE, TL_NUMA };
 
@@ -40,8 +41,7 @@ DomainLayout *domain_layout_free(DomainLayout *l)
 {
 	if (!l)
 		return NULL;
-	for (unsigned c = 0; c < l->n_slots; c++)
-		free(l->cpus[c].sd);
+	free(l->domains);
 	free(l->cpus);
 	for (size_t i = 0; i < l->n_spans; i++) {
 		cpuset_done(&l->spans[i]->cpus);
@@ -190,7 +190,7 @@ typedef struct Ctx {
 	unsigned map_weight;      /* cpuset_count(in->cpu_map) */
 	SpanMemo memo;            /* origin -> span */
 	SpanTable table;          /* content -> span */
-	TopoLevel tl[64];
+	TopoLevel tl[MAX_LEVELS];
 	size_t n_tl;
 	DomainLayout *l;
 } Ctx;
@@ -532,36 +532,25 @@ static int capacity_spans(Ctx *c)
 	return 0;
 }
 
+/* A CPU's levels as built, degenerate ones included: n_tl slots of one block for all CPUs. */
 typedef struct Built {
 	SchedDomain *sd;
 	size_t n;
 } Built;
 
-static void built_done(Built *b)
+static int build_cpu(Ctx *c, unsigned cpu, Built *b)
 {
-	free(b->sd);
-	*b = (Built) {};
-}
-
-static int build_cpu(Ctx *c, unsigned cpu, Built *ret)
-{
-	Built b = {};
-	int r = 0;
-
-	b.sd = calloc(c->n_tl, sizeof(SchedDomain));
-	if (!b.sd)
-		return -ENOMEM;
-
 	for (size_t i = 0; i < c->n_tl; i++) {
-		SchedDomain *sd = &b.sd[b.n];
+		SchedDomain *sd = &b->sd[b->n];
 		DomainSpan *s;
+		int r;
 
 		r = level_span(c, i, cpu, &s);
 		if (r >= 0 && i > 0)
-			r = level_span_over(c, s, b.sd[i - 1].span, &s);
+			r = level_span_over(c, s, b->sd[i - 1].span, &s);
 		if (r < 0)
-			break;
-		b.n++;
+			return r;
+		b->n++;
 		sd->span = s;
 		sd->level = (int)i;
 		sd->name = tl_names[c->tl[i].kind];
@@ -572,11 +561,6 @@ static int build_cpu(Ctx *c, unsigned cpu, Built *ret)
 		if (s->weight == c->map_weight)
 			break;
 	}
-	if (r < 0) {
-		built_done(&b);
-		return r;
-	}
-	*ret = b;
 	return 0;
 }
 
@@ -609,16 +593,13 @@ static bool domain_parent_degenerate(const SchedDomain *sd, const SchedDomain *p
 	return !(~sd->flags & pflags);
 }
 
-/* cpu_attach_domain(): keep what is not degenerate. Consumes @b. */
-static int attach_cpu(Built *b, CpuDomains *ret)
+/* cpu_attach_domain(): keep what is not degenerate, in place: @b's first b->n then. */
+static void attach_cpu(Built *b)
 {
-	size_t *idx, n = b->n;
-	SchedDomain *out;
+	size_t idx[MAX_LEVELS], n = b->n;
 	size_t t = 0;
 
-	idx = calloc(n ?: 1, sizeof(size_t));
-	if (!idx)
-		return -ENOMEM;
+	assert(n <= ELEMENTSOF(idx));
 	for (size_t i = 0; i < n; i++)
 		idx[i] = i;
 
@@ -638,16 +619,36 @@ static int attach_cpu(Built *b, CpuDomains *ret)
 		n--;
 	}
 
-	out = calloc(n ?: 1, sizeof(SchedDomain));
-	if (!out) {
-		free(idx);
-		return -ENOMEM;
-	}
+	/* idx[i] >= i: moving down in order overwrites only what was read. */
 	for (size_t i = 0; i < n; i++)
-		out[i] = b->sd[idx[i]];
-	free(idx);
-	built_done(b);
-	*ret = (CpuDomains) { .sd = out, .n = n };
+		b->sd[i] = b->sd[idx[i]];
+	b->n = n;
+}
+
+/*
+ * The attached domains of every CPU, in one block: per CPU, the levels as
+ * built and the domains kept were each an allocation, interleaved with the
+ * spans that stay, and freeing the first left the heap in holes.
+ */
+static int attach_all(Ctx *c, Built *all, const CpuSet *map)
+{
+	DomainLayout *l = c->l;
+	size_t total = 0, k = 0;
+
+	CPUSET_FOREACH(cpu, map) {
+		attach_cpu(&all[cpu]);
+		total += all[cpu].n;
+	}
+	l->domains = calloc(total ?: 1, sizeof(SchedDomain));
+	if (!l->domains)
+		return -ENOMEM;
+	CPUSET_FOREACH(cpu, map) {
+		if (all[cpu].n == 0)
+			continue;
+		memcpy(&l->domains[k], all[cpu].sd, all[cpu].n * sizeof(SchedDomain));
+		l->cpus[cpu] = (CpuDomains) { .sd = &l->domains[k], .n = all[cpu].n };
+		k += all[cpu].n;
+	}
 	return 0;
 }
 
@@ -797,6 +798,7 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 	const Topology *t = in->topology;
 	_cleanup_free_ unsigned *dist = NULL;
 	Built *all = NULL;
+	SchedDomain *built = NULL;
 	size_t nn = t->nodes.n;
 	CpuSet map = {};
 	Ctx c = { .in = in, .t = t };
@@ -848,11 +850,13 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 	cpuset_and(&map, &t->online);
 
 	all = calloc(t->n_slots ?: 1, sizeof(Built));
-	if (!all) {
+	built = calloc((size_t)t->n_slots * c.n_tl ?: 1, sizeof(SchedDomain));
+	if (!all || !built) {
 		r = -ENOMEM;
 		goto out;
 	}
 	CPUSET_FOREACH(cpu, &map) {
+		all[cpu].sd = &built[(size_t)cpu * c.n_tl];
 		r = build_cpu(&c, (unsigned)cpu, &all[cpu]);
 		if (r < 0)
 			goto out;
@@ -860,17 +864,14 @@ int domains_predict(const DomainInput *in, DomainLayout **ret)
 	r = check_overlap_groups(&c, all, &map);
 	if (r < 0)
 		goto out;
-	CPUSET_FOREACH(cpu, &map) {
-		r = attach_cpu(&all[cpu], &l->cpus[cpu]);
-		if (r < 0)
-			goto out;
-	}
+	r = attach_all(&c, all, &map);
+	if (r < 0)
+		goto out;
 	mark_newidle_layout(l);
 	*ret = TAKE_PTR(l);
 	r = 0;
 out:
-	for (unsigned i = 0; all && i < t->n_slots; i++)
-		built_done(&all[i]);
+	free(built);
 	free(all);
 	cpuset_done(&map);
 out_caps:

@@ -89,6 +89,7 @@ typedef struct DomainInput {
 typedef struct DomainLayout {
 	unsigned n_slots;
 	CpuDomains *cpus;         /* [n_slots]; empty for CPUs outside cpu_map */
+	SchedDomain *domains;     /* what cpus[].sd point into */
 	DomainSpan **spans;       /* every distinct span, each once */
 	size_t n_spans;
 	unsigned *numa_distances; /* sorted unique sched distances */
