@@ -222,10 +222,20 @@ static DomainSpan *span_memo_get(const SpanMemo *m, const SpanKey *k)
 	}
 }
 
-static int span_memo_put(SpanMemo *m, const SpanKey *k, DomainSpan *span)
+/* Into a free slot: @m has room, and @k is not in it. */
+static void span_memo_insert(SpanMemo *m, const SpanKey *k, DomainSpan *span)
 {
 	size_t i;
 
+	for (i = span_key_hash(k) & (m->cap - 1); m->slot[i].span; i = (i + 1) & (m->cap - 1))
+		;
+	m->slot[i].key = *k;
+	m->slot[i].span = span;
+	m->n++;
+}
+
+static int span_memo_put(SpanMemo *m, const SpanKey *k, DomainSpan *span)
+{
 	if (2 * (m->n + 1) > m->cap) {
 		SpanMemo g = { .cap = m->cap ? 2 * m->cap : 64 };
 
@@ -233,22 +243,12 @@ static int span_memo_put(SpanMemo *m, const SpanKey *k, DomainSpan *span)
 		if (!g.slot)
 			return -ENOMEM;
 		for (size_t j = 0; j < m->cap; j++)
-			if (m->slot[j].span) {
-				for (i = span_key_hash(&m->slot[j].key) & (g.cap - 1); g.slot[i].span;
-				     i = (i + 1) & (g.cap - 1))
-					;
-				g.slot[i].key = m->slot[j].key;
-				g.slot[i].span = m->slot[j].span;
-			}
-		g.n = m->n;
+			if (m->slot[j].span)
+				span_memo_insert(&g, &m->slot[j].key, m->slot[j].span);
 		free(m->slot);
 		*m = g;
 	}
-	for (i = span_key_hash(k) & (m->cap - 1); m->slot[i].span; i = (i + 1) & (m->cap - 1))
-		;
-	m->slot[i].key = *k;
-	m->slot[i].span = span;
-	m->n++;
+	span_memo_insert(m, k, span);
 	return 0;
 }
 
