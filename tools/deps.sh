@@ -5,7 +5,7 @@
 set -eu
 
 pkgs="gcc meson ninja-build pkg-config python3 xz-utils bzip2
-	libcpuid-dev libinih-dev libsystemd-dev libnl-3-dev libnl-genl-3-dev $*"
+	libcpuid-dev libinih-dev libsystemd-dev $*"
 
 missing=""
 for p in $pkgs; do

@@ -1,97 +1,19 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * libnl wrapper shared by the proc connector and uevent listeners. The
- * socket's lifetime (alloc, connect, membership, send) goes through libnl;
- * receiving is a plain recvmsg() into the caller's buffer because libnl's
- * nl_recv() folds ENOBUFS (queue overrun, which we must tell apart) into
- * NLE_NOMEM, allocates a buffer per datagram, and kobject uevents are not
- * nlmsghdr-framed at all. Depends on basic and libnl-3.
+ * The socket under the proc connector and uevent listeners: a raw
+ * AF_NETLINK socket, opened, bound and joined to one multicast group with
+ * plain system calls, so errors are errno from the start. Receiving is
+ * recvmsg() into the caller's buffer: an overrun must stay -ENOBUFS, and
+ * kobject uevents are not nlmsghdr-framed at all. Depends on basic.
  */
 #include <errno.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <linux/netlink.h>
-#include <netlink/errno.h>
-#include <netlink/netlink.h>
-#include <netlink/socket.h>
 
 #include "macro.h"
 #include "netlink-util.h"
 #include "strutil.h"
-
-int nlerr_to_errno(int nlerr)
-{
-	switch (nlerr < 0 ? -nlerr : nlerr) {
-	case NLE_SUCCESS:
-		return 0;
-	case NLE_INTR:
-		return -EINTR;
-	case NLE_BAD_SOCK:
-		return -EBADF;
-	case NLE_AGAIN:
-		return -EAGAIN;
-	case NLE_NOMEM:
-		return -ENOMEM;
-	case NLE_EXIST:
-		return -EEXIST;
-	case NLE_INVAL:
-		return -EINVAL;
-	case NLE_RANGE:
-		return -ERANGE;
-	case NLE_MSGSIZE:
-		return -EMSGSIZE;
-	case NLE_OPNOTSUPP:
-		return -EOPNOTSUPP;
-	case NLE_AF_NOSUPPORT:
-		return -EAFNOSUPPORT;
-	case NLE_OBJ_NOTFOUND:
-		return -ENOENT;
-	case NLE_NOATTR:
-	case NLE_MISSING_ATTR:
-	case NLE_MSG_TOOSHORT:
-	case NLE_MSG_TRUNC:
-	case NLE_PARSE_ERR:
-		return -EBADMSG;
-	case NLE_AF_MISMATCH:
-	case NLE_PROTO_MISMATCH:
-		return -EPROTO;
-	case NLE_SEQ_MISMATCH:
-		return -EILSEQ;
-	case NLE_MSG_OVERFLOW:
-		return -EOVERFLOW;
-	case NLE_NOADDR:
-		return -EADDRNOTAVAIL;
-	case NLE_SRCRT_NOSUPPORT:
-	case NLE_MSGTYPE_NOSUPPORT:
-		return -EOPNOTSUPP;
-	case NLE_OBJ_MISMATCH:
-		return -EINVAL;
-	case NLE_NOCACHE:
-		return -ENOENT;
-	case NLE_BUSY:
-		return -EBUSY;
-	case NLE_NOACCESS:
-		return -EACCES;
-	case NLE_PERM:
-		return -EPERM;
-	case NLE_NODEV:
-		return -ENODEV;
-	case NLE_IMMUTABLE:
-		return -EROFS;
-	case NLE_DUMP_INTR:
-		return -EINTR;
-	case NLE_ATTRSIZE:
-		return -EBADMSG;
-	default:
-		return -EIO;
-	}
-}
-
-struct nl_sock *nlsock_free(struct nl_sock *sk)
-{
-	if (sk)
-		nl_socket_free(sk);   /* closes the fd */
-	return NULL;
-}
 
 static int set_error(char **ret_error, int r, const char *step, int protocol, uint32_t group)
 {
@@ -105,48 +27,66 @@ static int set_error(char **ret_error, int r, const char *step, int protocol, ui
 	return r;
 }
 
-int nlsock_open(int protocol, uint32_t group, int rcvbuf, struct nl_sock **ret, char **ret_error)
+int nlsock_open(int protocol, uint32_t group, int rcvbuf, uint32_t *ret_port, char **ret_error)
 {
-	struct nl_sock *sk;
-	int fd, r;
+	_cleanup_close_ int fd = -EBADF;
+	struct sockaddr_nl sa = { .nl_family = AF_NETLINK };
+	socklen_t len = sizeof(sa);
 
-	sk = nl_socket_alloc();
-	if (!sk)
-		return set_error(ret_error, -ENOMEM, "allocating socket", protocol, group);
+	fd = socket(AF_NETLINK, SOCK_RAW | SOCK_CLOEXEC | SOCK_NONBLOCK, protocol);
+	if (fd < 0)
+		return set_error(ret_error, negative_errno(), "socket", protocol, group);
+	/* nl_pid 0: the kernel picks a free port, read back below. */
+	if (bind(fd, (struct sockaddr *)&sa, sizeof(sa)) < 0)
+		return set_error(ret_error, negative_errno(), "bind", protocol, group);
+	if (getsockname(fd, (struct sockaddr *)&sa, &len) < 0)
+		return set_error(ret_error, negative_errno(), "getsockname", protocol, group);
+	if (len != sizeof(sa) || sa.nl_family != AF_NETLINK)
+		return set_error(ret_error, -EAFNOSUPPORT, "getsockname", protocol, group);
 
-	/* Multicast listeners: the kernel's datagrams carry their own
-	 * sequence numbers, and nothing we send expects a netlink ACK. */
-	nl_socket_disable_seq_check(sk);
-	nl_socket_disable_auto_ack(sk);
-
-	r = nlerr_to_errno(nl_connect(sk, protocol));
-	if (r < 0) {
-		nlsock_free(sk);
-		return set_error(ret_error, r, "socket/bind", protocol, group);
-	}
-
-	r = nlerr_to_errno(nl_socket_set_nonblocking(sk));
-	if (r < 0) {
-		nlsock_free(sk);
-		return set_error(ret_error, r, "O_NONBLOCK", protocol, group);
-	}
-
-	fd = nl_socket_get_fd(sk);
+	/* Unprivileged, SO_RCVBUFFORCE fails and SO_RCVBUF is capped by
+	 * net.core.rmem_max, which is fine. */
 	if (rcvbuf > 0 &&
 	    setsockopt(fd, SOL_SOCKET, SO_RCVBUFFORCE, &rcvbuf, sizeof(rcvbuf)) < 0)
-		/* Unprivileged: capped by net.core.rmem_max, which is fine. */
-		(void)nl_socket_set_buffer_size(sk, rcvbuf, 0);
+		(void)setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &rcvbuf, sizeof(rcvbuf));
 
-	if (group > 0) {
-		r = nlerr_to_errno(nl_socket_add_membership(sk, (int)group));
-		if (r < 0) {
-			nlsock_free(sk);
-			return set_error(ret_error, r, "joining multicast group", protocol, group);
-		}
-	}
+	if (group > 0 &&
+	    setsockopt(fd, SOL_NETLINK, NETLINK_ADD_MEMBERSHIP, &group, sizeof(group)) < 0)
+		return set_error(ret_error, negative_errno(), "joining multicast group", protocol, group);
 
-	*ret = sk;
-	return 0;
+	if (ret_port)
+		*ret_port = sa.nl_pid;
+	return TAKE_FD(fd);
+}
+
+int nlsock_send(int fd, uint16_t type, const void *payload, size_t size)
+{
+	struct nlmsghdr nh = {
+		.nlmsg_len = (uint32_t)NLMSG_LENGTH(size),
+		.nlmsg_type = type,
+		.nlmsg_flags = NLM_F_REQUEST,
+	};
+	struct sockaddr_nl kernel = { .nl_family = AF_NETLINK };
+	struct iovec iov[2] = {
+		{ .iov_base = &nh, .iov_len = NLMSG_HDRLEN },
+		{ .iov_base = (void *)payload, .iov_len = size },
+	};
+	struct msghdr mh = {
+		.msg_name = &kernel,
+		.msg_namelen = sizeof(kernel),
+		.msg_iov = iov,
+		.msg_iovlen = 2,
+	};
+	ssize_t n;
+
+	if (size > UINT32_MAX - NLMSG_HDRLEN)
+		return -EMSGSIZE;
+	do
+		n = sendmsg(fd, &mh, MSG_NOSIGNAL);
+	while (n < 0 && errno == EINTR);
+	if (n < 0)
+		return negative_errno();
+	return n == (ssize_t)(NLMSG_HDRLEN + size) ? 0 : -EIO;
 }
 
 ssize_t nlsock_recv(int fd, void *buf, size_t size, uint64_t *dropped)

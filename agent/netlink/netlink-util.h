@@ -2,28 +2,27 @@
 #pragma once
 
 /*
- * Shared plumbing of the netlink listeners: the one place where libnl's
- * -NLE_* codes become negative errno, and a libnl socket opened for one
- * protocol and multicast group.
+ * Shared plumbing of the netlink listeners: a raw netlink socket opened
+ * for one protocol and multicast group, one request sent to the kernel,
+ * one datagram received.
  */
 
+#include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
 
 #include "macro.h"
 
-struct nl_sock;
-
-/* libnl's return value (0, -NLE_*) to 0 / -errno. */
-int nlerr_to_errno(int nlerr) _const_;
-
 /*
- * Allocate, connect (SOCK_CLOEXEC, non-blocking) and join @group of
- * @protocol, receive buffer @rcvbuf bytes (forced when privileged).
- * On failure @ret_error (optional) says which step failed and why.
+ * Open (SOCK_CLOEXEC, non-blocking, a port chosen by the kernel and
+ * stored in @ret_port when given) and join @group of @protocol, receive
+ * buffer @rcvbuf bytes (forced when privileged). Returns the fd, or
+ * -errno and, in @ret_error (optional), which step failed and why.
  */
-int nlsock_open(int protocol, uint32_t group, int rcvbuf, struct nl_sock **ret, char **ret_error);
-struct nl_sock *nlsock_free(struct nl_sock *sk);
+int nlsock_open(int protocol, uint32_t group, int rcvbuf, uint32_t *ret_port, char **ret_error);
+
+/* One netlink message of @type carrying @payload to the kernel (port 0). */
+int nlsock_send(int fd, uint16_t type, const void *payload, size_t size);
 
 /*
  * One datagram from the kernel (sender port 0; others are dropped and

@@ -3,7 +3,7 @@
  * Proc connector listener: exec/exit events for workload rules. The parser
  * is pure (bytes in, ProcEvent out) so that recorded and damaged messages
  * can be tested without a kernel; the listener is a thin loop around it.
- * Depends on basic, netlink-util (libnl) and the kernel's uapi headers.
+ * Depends on basic, netlink-util and the kernel's uapi headers.
  */
 #include <poll.h>
 #include <stdarg.h>
@@ -11,8 +11,6 @@
 #include <linux/cn_proc.h>
 #include <linux/connector.h>
 #include <linux/netlink.h>
-#include <netlink/netlink.h>
-#include <netlink/socket.h>
 
 #include "macro.h"
 #include "netlink-util.h"
@@ -130,7 +128,6 @@ int procevent_parse(const void *buf, size_t len, ProcEvent *ret)
 }
 
 struct ProcEvents {
-	struct nl_sock *sk;
 	int fd;
 	uint32_t listen_seq;
 	bool listening;          /* LISTEN sent: IGNORE on the way out */
@@ -150,9 +147,9 @@ ProcEvents *procevents_free(ProcEvents *pe)
 	/* Kernels before 6.6 count listeners only by LISTEN/IGNORE, not by
 	 * socket lifetime: without IGNORE they keep generating events for
 	 * nobody. Newer kernels see the IGNORE and do not count twice. */
-	if (pe->sk && pe->listening)
+	if (pe->fd >= 0 && pe->listening)
 		(void)send_op(pe, PROC_CN_MCAST_IGNORE, false);
-	nlsock_free(pe->sk);
+	safe_close(pe->fd);
 	free(pe->error);
 	free(pe);
 	return NULL;
@@ -215,12 +212,10 @@ static int send_op(ProcEvents *pe, uint32_t op, bool filtered)
 		.ack = pe->listen_seq,
 		.len = filtered ? sizeof(in) : sizeof(in.mcast_op),
 	};
-	int r;
 
 	memcpy(msg, &cn, sizeof(cn));
 	memcpy(msg + sizeof(cn), &in, cn.len);
-	r = nl_send_simple(pe->sk, NLMSG_DONE, 0, msg, (int)(sizeof(cn) + cn.len));
-	return r < 0 ? nlerr_to_errno(r) : 0;
+	return nlsock_send(pe->fd, NLMSG_DONE, msg, sizeof(cn) + cn.len);
 }
 
 static int64_t now_msec(void)
@@ -294,10 +289,12 @@ int procevents_new(ProcEventHandler handler, void *userdata, ProcEvents **ret, c
 	pe = calloc(1, sizeof(*pe));
 	if (!pe)
 		return -ENOMEM;
+	pe->fd = -EBADF;
 	pe->handler = handler;
 	pe->userdata = userdata;
 
-	r = nlsock_open(NETLINK_CONNECTOR, CN_IDX_PROC, PROCEVENTS_RCVBUF, &pe->sk, &err);
+	/* The port is unique per socket, so our ack is recognisable among others'. */
+	r = nlsock_open(NETLINK_CONNECTOR, CN_IDX_PROC, PROCEVENTS_RCVBUF, &pe->listen_seq, &err);
 	if (r < 0) {
 		if (ret_error) {
 			free(*ret_error);
@@ -305,9 +302,7 @@ int procevents_new(ProcEventHandler handler, void *userdata, ProcEvents **ret, c
 		}
 		return r;
 	}
-	pe->fd = nl_socket_get_fd(pe->sk);
-	/* Unique per socket, so our ack is recognisable among others'. */
-	pe->listen_seq = nl_socket_get_local_port(pe->sk);
+	pe->fd = r;
 
 	r = send_op(pe, PROC_CN_MCAST_LISTEN, false);
 	if (r >= 0) {

@@ -2,12 +2,10 @@
 /*
  * Kernel uevent listener for CPU hotplug and driver binds, and the
  * debouncer that turns a burst of them into one re-plan or IRQ pass. The parser and the debouncer are pure;
- * the listener is a thin loop. Depends on basic and netlink-util (libnl).
+ * the listener is a thin loop. Depends on basic and netlink-util.
  */
 #include <stdarg.h>
 #include <linux/netlink.h>
-#include <netlink/netlink.h>
-#include <netlink/socket.h>
 
 #include "macro.h"
 #include "netlink-util.h"
@@ -108,7 +106,6 @@ bool uevent_is_driver_bind(const UEvent *ev)
 }
 
 struct UEvents {
-	struct nl_sock *sk;
 	int fd;
 	UEventHandler handler;
 	void *userdata;
@@ -121,7 +118,7 @@ UEvents *uevents_free(UEvents *ue)
 {
 	if (!ue)
 		return NULL;
-	nlsock_free(ue->sk);
+	safe_close(ue->fd);
 	free(ue->error);
 	free(ue);
 	return NULL;
@@ -153,10 +150,11 @@ int uevents_new(UEventHandler handler, void *userdata, UEvents **ret, char **ret
 	ue = calloc(1, sizeof(*ue));
 	if (!ue)
 		return -ENOMEM;
+	ue->fd = -EBADF;
 	ue->handler = handler;
 	ue->userdata = userdata;
 
-	r = nlsock_open(NETLINK_KOBJECT_UEVENT, UEVENT_GROUP_KERNEL, UEVENTS_RCVBUF, &ue->sk, &err);
+	r = nlsock_open(NETLINK_KOBJECT_UEVENT, UEVENT_GROUP_KERNEL, UEVENTS_RCVBUF, NULL, &err);
 	if (r < 0) {
 		if (ret_error) {
 			free(*ret_error);
@@ -164,7 +162,7 @@ int uevents_new(UEventHandler handler, void *userdata, UEvents **ret, char **ret
 		}
 		return r;
 	}
-	ue->fd = nl_socket_get_fd(ue->sk);
+	ue->fd = r;
 
 	*ret = TAKE_PTR(ue);
 	return 0;

@@ -66,7 +66,7 @@ tsrc[diagnose]="fuzz-diagnose.c";                   tmods[diagnose]="basic cpuid
 tsrc[record]="fuzz-record.c fuzz-tree.c";           tmods[record]="basic cpuid topology kernel profile planner applier"
 tsrc[bus]="fuzz-bus.c fuzz-tree.c";                 tmods[bus]="basic cpuid topology kernel profile planner diagnose session applier netlink service"
 
-pkgs="libcpuid inih libsystemd libnl-3.0"
+pkgs="libcpuid inih libsystemd"
 incs="-I$src -I$src/tests/fuzz -I$src/tests/unit"
 for m in basic cpuid topology kernel profile planner diagnose session applier netlink service; do
 	incs="$incs -I$src/agent/$m"
