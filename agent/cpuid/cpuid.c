@@ -5,10 +5,16 @@
  * x86 through libcpuid (the running CPU or a raw dump); everything else, and
  * every sysroot, through proc/cpuinfo or the cpu modalias below the root fd.
  * libcpuid's ERR_* codes are converted to negative errno here and nowhere
- * else. Depends on basic only.
+ * else. Depends on basic, and on libcpuid at run time only: it is loaded
+ * with dlopen() for one identification and unloaded after it, so that a
+ * daemon, which identifies once, does not keep it mapped (56 KiB of its
+ * resident memory, issue 33), and a sysroot is read without it.
  */
 #include <ctype.h>
+#include <dlfcn.h>
 #include <libcpuid/libcpuid.h>
+
+#include "config.h"
 
 #include "cpuid.h"
 #include "fileio.h"
@@ -173,13 +179,61 @@ bool cpuid_codename_known(const char *version, CpuVendor vendor, unsigned family
 	return false;
 }
 
-static int identity_from_libcpuid(struct cpu_raw_data_t *raw, IdentitySource source, CpuIdentity *ret)
+typedef struct LibCpuid {
+	void *dl;
+	typeof(cpu_identify) *identify;
+	typeof(cpuid_lib_version) *lib_version;
+	typeof(cpuid_get_raw_data) *get_raw_data;
+	typeof(cpuid_deserialize_raw_data) *deserialize_raw_data;
+} LibCpuid;
+
+static void libcpuid_close(LibCpuid *l)
+{
+	if (l->dl)
+		dlclose(l->dl);
+	*l = (LibCpuid){};
+}
+
+/* -ENOPKG when @soname cannot be loaded or lacks a function we call. */
+static int libcpuid_open(const char *soname, LibCpuid *ret)
+{
+	LibCpuid l = {};
+
+	l.dl = dlopen(soname, RTLD_NOW | RTLD_LOCAL);
+	if (!l.dl)
+		return -ENOPKG;
+	*(void **)&l.identify = dlsym(l.dl, "cpu_identify");
+	*(void **)&l.lib_version = dlsym(l.dl, "cpuid_lib_version");
+	*(void **)&l.get_raw_data = dlsym(l.dl, "cpuid_get_raw_data");
+	*(void **)&l.deserialize_raw_data = dlsym(l.dl, "cpuid_deserialize_raw_data");
+	if (!l.identify || !l.lib_version || !l.get_raw_data || !l.deserialize_raw_data) {
+		libcpuid_close(&l);
+		return -ENOPKG;
+	}
+	*ret = l;
+	return 0;
+}
+
+int cpuid_libcpuid_probe(const char *soname)
+{
+	LibCpuid l;
+	int r;
+
+	r = libcpuid_open(soname ?: LIBCPUID_SONAME, &l);
+	if (r < 0)
+		return r;
+	libcpuid_close(&l);
+	return 0;
+}
+
+static int identity_from_libcpuid(const LibCpuid *l, struct cpu_raw_data_t *raw, IdentitySource source,
+				  CpuIdentity *ret)
 {
 	struct cpu_id_t data = {};
 	CpuIdentity id = {};
 	int r;
 
-	r = cpu_identify(raw, &data);
+	r = l->identify(raw, &data);
 	/* An unknown model still has valid vendor/family/model fields. */
 	if (r < 0 && r != ERR_CPU_UNKN)
 		return errno_from_libcpuid(r);
@@ -193,14 +247,14 @@ static int identity_from_libcpuid(struct cpu_raw_data_t *raw, IdentitySource sou
 	id.stepping = (unsigned)data.stepping;
 	id.have_stepping = true;
 	copy_trimmed(id.brand, sizeof(id.brand), data.brand_str);
-	/* Decided against the library actually linked, which may differ from the headers built against. */
+	/* Decided against the library actually loaded, which may differ from the headers built against. */
 	if (id.vendor == CPU_VENDOR_HYGON || !data.cpu_codename[0])
 		;
-	else if (cpuid_codename_known(cpuid_lib_version(), id.vendor, id.family, id.model))
+	else if (cpuid_codename_known(l->lib_version(), id.vendor, id.family, id.model))
 		snprintf(id.codename, sizeof(id.codename), "%s", data.cpu_codename);
 	else
 		snprintf(id.codename_note, sizeof(id.codename_note), "codename unknown to libcpuid %s",
-			 cpuid_lib_version());
+			 l->lib_version());
 	id.source = source;
 	*ret = id;
 	return 0;
@@ -210,12 +264,16 @@ int cpuid_identify_host(CpuIdentity *ret)
 {
 #if defined(__x86_64__) || defined(__i386__)
 	struct cpu_raw_data_t raw = {};
+	LibCpuid l;
 	int r;
 
-	r = cpuid_get_raw_data(&raw);
+	r = libcpuid_open(LIBCPUID_SONAME, &l);
 	if (r < 0)
-		return errno_from_libcpuid(r);
-	return identity_from_libcpuid(&raw, IDENTITY_SOURCE_LIBCPUID, ret);
+		return r;
+	r = l.get_raw_data(&raw);
+	r = r < 0 ? errno_from_libcpuid(r) : identity_from_libcpuid(&l, &raw, IDENTITY_SOURCE_LIBCPUID, ret);
+	libcpuid_close(&l);
+	return r;
 #else
 	return -EOPNOTSUPP;
 #endif
@@ -224,17 +282,24 @@ int cpuid_identify_host(CpuIdentity *ret)
 int cpuid_identify_dump(const char *path, CpuIdentity *ret)
 {
 	struct cpu_raw_data_t raw = {};
+	LibCpuid l;
 	int r;
 
 	if (access(path, R_OK) < 0)
 		return negative_errno();
-	r = cpuid_deserialize_raw_data(&raw, path);
+	r = libcpuid_open(LIBCPUID_SONAME, &l);
 	if (r < 0)
-		return errno_from_libcpuid(r);
+		return r;
+	r = l.deserialize_raw_data(&raw, path);
+	if (r < 0)
+		r = errno_from_libcpuid(r);
 	/* libcpuid accepts files without any CPUID leaf; a dump needs leaf 0. */
-	if (raw.basic_cpuid[0][0] == 0 && raw.basic_cpuid[0][1] == 0)
-		return -EBADMSG;
-	return identity_from_libcpuid(&raw, IDENTITY_SOURCE_DUMP, ret);
+	else if (raw.basic_cpuid[0][0] == 0 && raw.basic_cpuid[0][1] == 0)
+		r = -EBADMSG;
+	else
+		r = identity_from_libcpuid(&l, &raw, IDENTITY_SOURCE_DUMP, ret);
+	libcpuid_close(&l);
+	return r;
 }
 
 /* "key\t\t: value" -> value of the first line with that key, else NULL. */

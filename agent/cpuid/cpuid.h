@@ -60,13 +60,22 @@ IdentitySource identity_source_from_string(const char *s) _pure_;
 /* Map a CPUID vendor string ("AuthenticAMD") to a vendor. */
 CpuVendor cpu_vendor_from_cpuid_string(const char *s) _pure_;
 
-/* The running CPU through libcpuid (x86 only; -EOPNOTSUPP elsewhere). */
+/*
+ * The running CPU through libcpuid (x86 only; -EOPNOTSUPP elsewhere,
+ * -ENOPKG when libcpuid cannot be loaded).
+ */
 int cpuid_identify_host(CpuIdentity *ret);
 /*
  * A raw CPUID dump (libcpuid's "basic_cpuid[N]=" format or AIDA64 text),
  * uncompressed. @path is a host path given by the user (test input).
+ * -ENOPKG when libcpuid cannot be loaded.
  */
 int cpuid_identify_dump(const char *path, CpuIdentity *ret);
+/*
+ * Load libcpuid as the two above do (@soname, or NULL for the one built
+ * against), find the functions they call and unload it: 0 or -ENOPKG.
+ */
+int cpuid_libcpuid_probe(const char *soname);
 /* proc/cpuinfo below @root_fd, falling back to the cpu modalias. */
 int cpuid_identify_sysroot(int root_fd, CpuIdentity *ret);
 /* Parse the text of a /proc/cpuinfo (first processor block). */

@@ -7,6 +7,7 @@
  * not a wrong name), the vendor tables, and every malformed input class
  * with its errno. Trees and dumps are written to a temporary directory.
  */
+#include <dlfcn.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
@@ -14,6 +15,7 @@
 
 #include <libcpuid/libcpuid.h>
 
+#include "config.h"
 #include "cpuid.h"
 #include "fileio.h"
 #include "strutil.h"
@@ -322,6 +324,39 @@ static int identify_dump_text(const char *dir, const char *text, CpuIdentity *id
 	return cpuid_identify_dump(path, id);
 }
 
+/* The version of the libcpuid cpuid.c loads, asked without keeping it loaded. */
+static const char *libcpuid_version(void)
+{
+	static char version[32];
+	typeof(cpuid_lib_version) *get;
+	void *dl;
+
+	if (version[0])
+		return version;
+	dl = dlopen(LIBCPUID_SONAME, RTLD_NOW | RTLD_LOCAL);
+	check(dl != NULL);
+	if (!dl)
+		return "";
+	*(void **)&get = dlsym(dl, "cpuid_lib_version");
+	check(get != NULL);
+	snprintf(version, sizeof(version), "%s", get ? get() : "");
+	dlclose(dl);
+	return version;
+}
+
+/* Whether a file named @name is mapped into this process. */
+static bool mapped(const char *name)
+{
+	_cleanup_fclose_ FILE *f = fopen("/proc/self/maps", "re");
+	char line[512];
+
+	check(f != NULL);
+	while (f && fgets(line, sizeof(line), f))
+		if (strstr(line, name))
+			return true;
+	return false;
+}
+
 static void test_dump(void)
 {
 	_cleanup_free_ char *dir = tmp_dir();
@@ -348,7 +383,7 @@ static void test_dump(void)
 	check(identify_dump_text(dir, DUMP_AMD("00a00f11"), &id) == 0);
 	check(id.vendor == CPU_VENDOR_AMD && id.family == 0x19 && id.model == 1);
 	check_str(id.brand, "AMD EPYC 7713 64-Core Processor");
-	check(cpuid_codename_known(cpuid_lib_version(), CPU_VENDOR_AMD, 0x19, 1));
+	check(cpuid_codename_known(libcpuid_version(), CPU_VENDOR_AMD, 0x19, 1));
 	check(id.codename[0] != '\0');
 	check_str(id.codename_note, "");
 
@@ -357,7 +392,7 @@ static void test_dump(void)
 	check(id.family == 0x19 && id.model == 0x11);
 	check_str(id.codename, "");
 	free(d);
-	d = strprintf("codename unknown to libcpuid %s", cpuid_lib_version());
+	d = strprintf("codename unknown to libcpuid %s", libcpuid_version());
 	check_str(id.codename_note, d);
 
 	/* malformed or missing (libcpuid warns about lines it does not understand on stderr) */
@@ -423,6 +458,29 @@ static void test_tables(void)
 	check(cpuid_arm_part_name(0x48, 0xd0c) == NULL);
 }
 
+/* libcpuid is mapped while it identifies and not after (issue 33). */
+static void test_libcpuid_loading(void)
+{
+	_cleanup_free_ char *dir = tmp_dir();
+	CpuIdentity id;
+
+	check(!mapped("libcpuid"));
+	check_int(cpuid_libcpuid_probe(NULL), 0);
+	check(!mapped("libcpuid"));
+	check(identify_dump_text(dir, DUMP_HYGON, &id) == 0);
+	check(id.vendor == CPU_VENDOR_HYGON);
+	check(!mapped("libcpuid"));
+#if defined(__x86_64__) || defined(__i386__)
+	check(cpuid_identify_host(&id) == 0);
+	check(id.source == IDENTITY_SOURCE_LIBCPUID);
+	check(!mapped("libcpuid"));
+#endif
+	/* Missing, or a library without libcpuid's functions: -ENOPKG. */
+	check_int(cpuid_libcpuid_probe("libtopotune-no-such-library.so.0"), -ENOPKG);
+	check_int(cpuid_libcpuid_probe("libc.so.6"), -ENOPKG);
+	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
+}
+
 int main(void)
 {
 	test_cpuinfo();
@@ -430,6 +488,7 @@ int main(void)
 	test_sysroot();
 	test_sysroot_large_cpuinfo();
 	test_dump();
+	test_libcpuid_loading();
 	test_tables();
 	return test_end("cpuid");
 }
