@@ -16,6 +16,8 @@
 # (turin-9845-2s-nps10), WORK (a new directory below /dev/shm, removed
 # unless KEEP=1). Needs dbus-daemon, python3, lscpu; root (topotuned writes
 # the tree's proc/sys). Every process it starts is stopped by its pid.
+# topotuned runs with the Environment= of units/topotuned.service, as its
+# unit runs it (bench/unitenv.py; UNIT_ENV=0 leaves it out).
 set -u
 src=$(cd "$(dirname "$0")/.." && pwd)
 daemon=$(readlink -f "${1:-$src/build/agent/service/topotuned}")
@@ -24,6 +26,9 @@ exec python3 - "$src" "$daemon" "$@" <<'PY'
 import glob, os, re, shutil, signal, socket, statistics, subprocess, sys, tempfile, time
 
 src, daemon, alts = sys.argv[1], sys.argv[2], [a.split("=", 1) for a in sys.argv[3:]]
+sys.path.insert(0, os.path.join(src, "bench"))
+from unitenv import describe, unit_environment  # noqa: E402
+UNIT_ENV = unit_environment(src)
 env = os.environ.get
 RUNS = max(int(env("RUNS", "20")), 3)
 IDLE = float(env("IDLE_SECS", "1"))
@@ -96,7 +101,7 @@ def start(binary, verbose=False):
     argv = [binary, "--root", root, "--bus-address", addr, "--no-systemd"] + (["-v"] if verbose else [])
     with open(log, "w") as lf:
         t0 = time.perf_counter()
-        p = subprocess.Popen(argv, env=dict(os.environ, NOTIFY_SOCKET=npath), stdin=subprocess.DEVNULL,
+        p = subprocess.Popen(argv, env=dict(os.environ, **UNIT_ENV, NOTIFY_SOCKET=npath), stdin=subprocess.DEVNULL,
                              stdout=lf, stderr=lf)
     live.append(p)
     s.settimeout(0.5)
@@ -138,6 +143,7 @@ try:
           f"load average {' '.join(open('/proc/loadavg').read().split()[:3])}")
     for n, b in builds:
         print(f"  {n} = {b} --root TREE --bus-address ADDR --no-systemd")
+    print(f"  environment of units/topotuned.service: {describe(UNIT_ENV)}")
     for i in range(2 + RUNS):
         a = anchor()
         for n, b in builds:

@@ -18,7 +18,9 @@
 # Environment: SAMPLES (default 300), CHURN (execs per second, default 200),
 # SWITCHES (default 100), WL_PROBE (the C client, default bench/wl-probe of
 # the build TOPOTUNED is in). Needs root, dbus-daemon, Debian's python3 with
-# python3-dbus and python3-gi.
+# python3-dbus and python3-gi. topotuned runs with the Environment= of
+# units/topotuned.service, as its unit runs it (bench/unitenv.py; UNIT_ENV=0
+# leaves it out).
 #
 # Two clients take the samples, each SAMPLES per daemon: wl-probe (sd-bus in
 # C, waiting in ppoll() on the bus socket) and the python dbus client this
@@ -35,6 +37,9 @@ import dbus, dbus.mainloop.glib
 from gi.repository import GLib
 
 src, daemon, alts = sys.argv[1], sys.argv[2], [a.split("=", 1) for a in sys.argv[3:]]
+sys.path.insert(0, os.path.join(src, "bench"))
+from unitenv import describe, unit_environment  # noqa: E402
+UNIT_ENV = unit_environment(src)
 env = os.environ.get
 SAMPLES, CHURN, SWITCHES = int(env("SAMPLES", "300")), int(env("CHURN", "200")), int(env("SWITCHES", "100"))
 NAME, PATH, IFACE = "org.topotune1", "/org/topotune1", "org.topotune1.Manager"
@@ -101,7 +106,7 @@ class Daemon:
         self.bus.add_signal_receiver(lambda p, n: self.applied.append((time.monotonic(), str(p))),
                                      signal_name="Applied", dbus_interface=IFACE, path=PATH)
         self.p = spawn([binary, "--root", root, "--config-root", conf, "--bus-address", self.addr, "--no-systemd",
-                        "--workload-hold", "0"] + list(extra))
+                        "--workload-hold", "0"] + list(extra), env=dict(os.environ, **UNIT_ENV))
         if not wait(lambda: self.bus.name_has_owner(NAME) or self.p.poll() is not None, 30) or self.p.poll() is not None:
             raise SystemExit(f"workload-switch: {binary} did not start")
         self.mgr = dbus.Interface(self.bus.get_object(NAME, PATH), IFACE)
@@ -133,6 +138,7 @@ try:
           f"background churn {CHURN} execs/s of /bin/true")
     for n, b in builds:
         print(f"  {n} = {b} --root / --config-root CONF --bus-address ADDR --no-systemd --workload-hold 0")
+    print(f"  environment of units/topotuned.service: {describe(UNIT_ENV)}")
     daemons = [Daemon(n, b, i) for i, (n, b) in enumerate(builds)]
     churn = spawn([sys.executable, "-c", f"""
 import os, time
