@@ -214,7 +214,7 @@ static int libcpuid_open(const char *soname, LibCpuid *ret)
 	return 0;
 }
 
-int cpuid_libcpuid_probe(const char *soname)
+int cpuid_libcpuid_probe(const char *soname, char *ret_version, size_t size)
 {
 	LibCpuid l;
 	int r;
@@ -222,6 +222,8 @@ int cpuid_libcpuid_probe(const char *soname)
 	r = libcpuid_open(soname ?: LIBCPUID_SONAME, &l);
 	if (r < 0)
 		return r;
+	if (ret_version && size > 0)
+		snprintf(ret_version, size, "%s", l.lib_version());
 	libcpuid_close(&l);
 	return 0;
 }

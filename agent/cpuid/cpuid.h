@@ -73,9 +73,10 @@ int cpuid_identify_host(CpuIdentity *ret);
 int cpuid_identify_dump(const char *path, CpuIdentity *ret);
 /*
  * Load libcpuid as the two above do (@soname, or NULL for the one built
- * against), find the functions they call and unload it: 0 or -ENOPKG.
+ * against), find the functions they call, store its version in
+ * @ret_version (optional, @size bytes) and unload it: 0 or -ENOPKG.
  */
-int cpuid_libcpuid_probe(const char *soname);
+int cpuid_libcpuid_probe(const char *soname, char *ret_version, size_t size);
 /* proc/cpuinfo below @root_fd, falling back to the cpu modalias. */
 int cpuid_identify_sysroot(int root_fd, CpuIdentity *ret);
 /* Parse the text of a /proc/cpuinfo (first processor block). */

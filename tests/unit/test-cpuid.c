@@ -7,15 +7,11 @@
  * not a wrong name), the vendor tables, and every malformed input class
  * with its errno. Trees and dumps are written to a temporary directory.
  */
-#include <dlfcn.h>
 #include <fcntl.h>
 #include <ftw.h>
 #include <limits.h>
 #include <sys/stat.h>
 
-#include <libcpuid/libcpuid.h>
-
-#include "config.h"
 #include "cpuid.h"
 #include "fileio.h"
 #include "strutil.h"
@@ -328,19 +324,9 @@ static int identify_dump_text(const char *dir, const char *text, CpuIdentity *id
 static const char *libcpuid_version(void)
 {
 	static char version[32];
-	typeof(cpuid_lib_version) *get;
-	void *dl;
 
-	if (version[0])
-		return version;
-	dl = dlopen(LIBCPUID_SONAME, RTLD_NOW | RTLD_LOCAL);
-	check(dl != NULL);
-	if (!dl)
-		return "";
-	*(void **)&get = dlsym(dl, "cpuid_lib_version");
-	check(get != NULL);
-	snprintf(version, sizeof(version), "%s", get ? get() : "");
-	dlclose(dl);
+	if (!version[0])
+		check_int(cpuid_libcpuid_probe(NULL, version, sizeof(version)), 0);
 	return version;
 }
 
@@ -465,7 +451,7 @@ static void test_libcpuid_loading(void)
 	CpuIdentity id;
 
 	check(!mapped("libcpuid"));
-	check_int(cpuid_libcpuid_probe(NULL), 0);
+	check_int(cpuid_libcpuid_probe(NULL, NULL, 0), 0);
 	check(!mapped("libcpuid"));
 	check(identify_dump_text(dir, DUMP_HYGON, &id) == 0);
 	check(id.vendor == CPU_VENDOR_HYGON);
@@ -476,8 +462,8 @@ static void test_libcpuid_loading(void)
 	check(!mapped("libcpuid"));
 #endif
 	/* Missing, or a library without libcpuid's functions: -ENOPKG. */
-	check_int(cpuid_libcpuid_probe("libtopotune-no-such-library.so.0"), -ENOPKG);
-	check_int(cpuid_libcpuid_probe("libc.so.6"), -ENOPKG);
+	check_int(cpuid_libcpuid_probe("libtopotune-no-such-library.so.0", NULL, 0), -ENOPKG);
+	check_int(cpuid_libcpuid_probe("libc.so.6", NULL, 0), -ENOPKG);
 	nftw(dir, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
